@@ -1,0 +1,139 @@
+/**
+ * API keys as the admin CLI manages them. The secret exists in clear only in
+ * the value createApiKey returns; the database keeps its SHA-256 and prefix.
+ */
+import { randomUUID } from 'node:crypto';
+import { generateApiKey, hashSecret, keyPrefix } from '../auth/secrets.js';
+import type { PrismaClient } from '../generated/prisma/client.js';
+import { AdminError } from './admin-error.js';
+import { isUuid, resolveOrganization } from './organization.js';
+
+/** The scope pair of current keys; new keys get exactly this (contract, section on API keys). */
+export const CONTRACT_SCOPES: readonly string[] = ['canonical-metric-api:read', 'definition:read'];
+
+/** The scopes of a new key: the contract pair, given in any order, or nothing for the default. */
+export function newKeyScopes(requested: readonly string[] | undefined): string[] {
+  if (requested === undefined) return [...CONTRACT_SCOPES];
+  const given = new Set(requested);
+  if (requested.length !== CONTRACT_SCOPES.length || !CONTRACT_SCOPES.every((scope) => given.has(scope))) {
+    throw new AdminError(
+      `scopes must be exactly ${CONTRACT_SCOPES.join(' and ')} (got: ${requested.join(', ') || 'none'})`,
+    );
+  }
+  return [...CONTRACT_SCOPES];
+}
+
+export interface CreateApiKeyInput {
+  /** organization id or slug */
+  org: string;
+  name: string;
+  scopes?: readonly string[];
+  sandbox?: boolean;
+  /** null or absent: the server's RATE_LIMIT_PER_MINUTE */
+  rateLimitPerMinute?: number | null;
+}
+
+export interface CreatedApiKey {
+  id: string;
+  orgId: string;
+  orgSlug: string;
+  name: string;
+  /** the full key: show it once, it is not stored */
+  secret: string;
+  keyPrefix: string;
+  scopes: string[];
+  sandbox: boolean;
+  rateLimitPerMinute: number | null;
+  createdAt: Date;
+}
+
+export async function createApiKey(prisma: PrismaClient, input: CreateApiKeyInput): Promise<CreatedApiKey> {
+  const name = input.name.trim();
+  if (!name) throw new AdminError('a key needs a name');
+  const rateLimit = input.rateLimitPerMinute ?? null;
+  if (rateLimit !== null && !(Number.isInteger(rateLimit) && rateLimit > 0)) {
+    throw new AdminError(`rate limit must be a whole number of requests per minute above 0 (got: ${rateLimit})`);
+  }
+  const scopes = newKeyScopes(input.scopes);
+  const organization = await resolveOrganization(prisma, input.org);
+  const secret = generateApiKey();
+  const key = await prisma.apiKey.create({
+    data: {
+      id: randomUUID(),
+      orgId: organization.id,
+      name,
+      keyHash: hashSecret(secret),
+      keyPrefix: keyPrefix(secret),
+      scopes,
+      sandbox: input.sandbox ?? false,
+      rateLimitPerMinute: rateLimit,
+    },
+  });
+  return {
+    id: key.id,
+    orgId: organization.id,
+    orgSlug: organization.slug,
+    name: key.name,
+    secret,
+    keyPrefix: key.keyPrefix,
+    scopes: key.scopes,
+    sandbox: key.sandbox,
+    rateLimitPerMinute: key.rateLimitPerMinute,
+    createdAt: key.createdAt,
+  };
+}
+
+export interface ApiKeySummary {
+  id: string;
+  name: string;
+  keyPrefix: string;
+  scopes: string[];
+  sandbox: boolean;
+  rateLimitPerMinute: number | null;
+  createdAt: Date;
+  revokedAt: Date | null;
+  lastUsedAt: Date | null;
+}
+
+/** The organization's keys, oldest first; never a secret (only the hash is stored anyway). */
+export async function listApiKeys(prisma: PrismaClient, input: { org: string }): Promise<ApiKeySummary[]> {
+  const organization = await resolveOrganization(prisma, input.org);
+  return prisma.apiKey.findMany({
+    where: { orgId: organization.id },
+    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+    select: {
+      id: true,
+      name: true,
+      keyPrefix: true,
+      scopes: true,
+      sandbox: true,
+      rateLimitPerMinute: true,
+      createdAt: true,
+      revokedAt: true,
+      lastUsedAt: true,
+    },
+  });
+}
+
+export interface RevokedApiKey {
+  id: string;
+  revokedAt: Date;
+  /** true when the key was revoked before: revokedAt is then the original time */
+  alreadyRevoked: boolean;
+}
+
+/** Revokes a key of the organization; revoking again keeps the first revokedAt. */
+export async function revokeApiKey(prisma: PrismaClient, input: { org: string; id: string }): Promise<RevokedApiKey> {
+  const organization = await resolveOrganization(prisma, input.org);
+  const notFound = new AdminError(`API key not found in organization ${organization.slug}: ${input.id}`);
+  if (!isUuid(input.id)) throw notFound;
+  const where = { id: input.id.toLowerCase(), orgId: organization.id };
+  // Conditional update: of two concurrent revocations only one sets the time.
+  const { count } = await prisma.apiKey.updateMany({
+    where: { ...where, revokedAt: null },
+    data: { revokedAt: new Date() },
+  });
+  const key = await prisma.apiKey.findFirst({ where, select: { id: true, revokedAt: true } });
+  if (!key?.revokedAt) throw notFound;
+  return { id: key.id, revokedAt: key.revokedAt, alreadyRevoked: count === 0 };
+}

@@ -1,0 +1,67 @@
+/**
+ * Signed-in sessions made by an operator, for scripts and support: the token
+ * is returned once and stored as its SHA-256, like a browser sign-in's.
+ */
+import { generateSessionToken, hashSecret } from '../auth/secrets.js';
+import type { PrismaClient } from '../generated/prisma/client.js';
+import { AdminError } from './admin-error.js';
+import { isUuid, resolveOrganization } from './organization.js';
+
+export const DEFAULT_SESSION_TTL_HOURS = 24 * 30;
+
+export interface CreateSessionInput {
+  /** user id or email */
+  user: string;
+  /** organization id or slug: the session's active organization */
+  org: string;
+  ttlHours?: number;
+}
+
+export interface CreatedSession {
+  id: string;
+  /** the cookie value (`session=<token>`): show it once, it is not stored */
+  token: string;
+  userId: string;
+  email: string;
+  orgId: string;
+  orgSlug: string;
+  role: string;
+  expiresAt: Date;
+}
+
+export async function createSession(prisma: PrismaClient, input: CreateSessionInput): Promise<CreatedSession> {
+  const ttlHours = input.ttlHours ?? DEFAULT_SESSION_TTL_HOURS;
+  if (!(Number.isFinite(ttlHours) && ttlHours > 0)) {
+    throw new AdminError(`ttl must be a number of hours above 0 (got: ${ttlHours})`);
+  }
+  const organization = await resolveOrganization(prisma, input.org);
+  const user = await prisma.user.findFirst({
+    where: isUuid(input.user) ? { id: input.user.toLowerCase() } : { email: input.user },
+    select: { id: true, email: true },
+  });
+  if (!user) throw new AdminError(`user not found: ${input.user}`);
+  const membership = await prisma.membership.findUnique({
+    where: { orgId_userId: { orgId: organization.id, userId: user.id } },
+    select: { role: true },
+  });
+  if (!membership) throw new AdminError(`user ${user.email} is not a member of organization ${organization.slug}`);
+  const token = generateSessionToken();
+  const session = await prisma.session.create({
+    data: {
+      tokenHash: hashSecret(token),
+      userId: user.id,
+      orgId: organization.id,
+      expiresAt: new Date(Date.now() + ttlHours * 60 * 60 * 1000),
+    },
+  });
+  return {
+    id: session.id,
+    token,
+    userId: user.id,
+    email: user.email,
+    orgId: organization.id,
+    orgSlug: organization.slug,
+    role: membership.role,
+    expiresAt: session.expiresAt,
+  };
+}

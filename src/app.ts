@@ -1,0 +1,97 @@
+/**
+ * Builds the HTTP application (Fastify); never listens (src/server.ts does).
+ * Tests build it and call it in process.
+ */
+import fastifyCookie from '@fastify/cookie';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { createContext, type ServiceConfig } from './context.js';
+import type { Database } from './db/client.js';
+import { currentQueryStats, withQueryStats } from './db/query-stats.js';
+import { errors, HttpError } from './errors.js';
+import { createGraphqlServer, wantsGraphiql } from './graphql-server.js';
+import { requireApiKeyOrSession } from './http/request-auth.js';
+import { restRoutes } from './rest/routes.js';
+
+export interface AppOptions {
+  database: Database;
+  config: ServiceConfig & { serverTiming: boolean; trustProxy: boolean };
+  logger?: FastifyServerOptions['logger'];
+}
+
+export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const { database, config } = options;
+  const prisma = database.prisma;
+  const app = Fastify({
+    logger: options.logger ?? false,
+    trustProxy: config.trustProxy,
+    bodyLimit: 1024 * 1024,
+    requestIdHeader: 'x-request-id',
+  });
+  await app.register(fastifyCookie);
+
+  // Every request counts its SQL statements; SERVER_TIMING=1 reports them.
+  app.addHook('onRequest', (_request, _reply, done) => {
+    withQueryStats(async () => done()).catch(done);
+  });
+  if (config.serverTiming) {
+    app.addHook('onSend', async (_request, reply, payload) => {
+      const stats = currentQueryStats();
+      if (stats) {
+        reply.header('Server-Timing', `db;dur=${stats.durationMs.toFixed(1)};desc="${stats.queries} queries"`);
+      }
+      return payload;
+    });
+  }
+
+  app.setErrorHandler((error: Error & { statusCode?: number }, request, reply) => {
+    if (error instanceof HttpError) {
+      return reply.status(error.response.status).send(error.response.body);
+    }
+    const status = error.statusCode;
+    if (status && status >= 400 && status < 500) {
+      return reply.status(status).send({ error: error.message });
+    }
+    request.log.error({ err: error }, 'request failed');
+    const isMetricRoute = request.routeOptions.url?.startsWith('/api/v1/metrics');
+    const response = isMetricRoute ? errors.fetchFailed : errors.internal;
+    return reply.status(response.status).send(response.body);
+  });
+  app.setNotFoundHandler((_request, reply) => reply.status(404).send(errors.notFound.body));
+
+  app.get('/healthz', async () => ({ status: 'ok' }));
+  app.get('/readyz', async (_request, reply) => {
+    try {
+      await prisma.$queryRaw`SELECT 1`;
+      return { status: 'ready' };
+    } catch {
+      return reply.status(503).send({ status: 'unavailable', database: 'down' });
+    }
+  });
+
+  await app.register(restRoutes, { prisma, config });
+
+  const yoga = createGraphqlServer(app.log);
+  app.route({
+    url: '/graphql',
+    method: ['GET', 'POST', 'OPTIONS'],
+    handler: async (request, reply) => {
+      const graphqlContext = wantsGraphiql(request)
+        ? // GraphiQL's page runs no operation; its queries come back with credentials.
+          null
+        : createContext(prisma, await requireApiKeyOrSession(prisma, request), config);
+      const response = await yoga.handleNodeRequestAndResponse(request, reply, {
+        req: request,
+        reply,
+        graphqlContext: graphqlContext as never,
+      });
+      response.headers.forEach((value, key) => {
+        reply.header(key, value);
+      });
+      reply.status(response.status);
+      reply.send(response.body);
+      return reply;
+    },
+  });
+
+  return app;
+}

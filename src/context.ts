@@ -1,0 +1,35 @@
+/**
+ * The per-request GraphQL context: who is asking (authenticated once, before
+ * the operation runs) and fresh DataLoaders.
+ */
+import type { PrismaClient } from './generated/prisma/client.js';
+import type { Plan, PricingState, Role } from './generated/prisma/enums.js';
+import { createMetricLoaders, type MetricLoaders } from './metric/loaders.js';
+
+export interface OrganizationInfo {
+  id: string;
+  slug: string;
+  plan: Plan;
+  pricingState: PricingState;
+  fiscalCalendarStartMonth: number;
+  summaryDailyCap: number | null;
+}
+
+export type Principal =
+  | { kind: 'api_key'; keyId: string; scopes: string[]; rateLimitPerMinute: number | null; org: OrganizationInfo }
+  | { kind: 'session'; userId: string; role: Role; org: OrganizationInfo };
+
+export interface ServiceConfig {
+  publicAppUrl: string;
+}
+
+export interface Context {
+  prisma: PrismaClient;
+  principal: Principal;
+  config: ServiceConfig;
+  loaders: MetricLoaders;
+}
+
+export function createContext(prisma: PrismaClient, principal: Principal, config: ServiceConfig): Context {
+  return { prisma, principal, config, loaders: createMetricLoaders(prisma) };
+}

@@ -1,0 +1,70 @@
+/**
+ * Which database the service talks to, and the Prisma driver adapter for it.
+ * Used by the running service and by prisma.config.ts (so that the Prisma
+ * CLI migrates exactly the database the service would open).
+ */
+import { mkdirSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
+import { PrismaPg } from '@prisma/adapter-pg';
+import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
+import { PrismaPGlite } from 'pglite-prisma-adapter';
+
+/**
+ * The Prisma CLI reads `url = env("DATABASE_URL")` and falls back to
+ * downloading engine binaries when it is not a valid postgresql:// URL, so in
+ * embedded mode DATABASE_URL holds this placeholder. It never names a server.
+ */
+export const EMBEDDED_DATABASE_URL = 'postgresql://embedded@localhost/pglite';
+
+export type DatabaseTarget =
+  | { kind: 'postgres'; url: string }
+  | { kind: 'embedded'; dataDir: string | null /* null: in memory */ };
+
+export function databaseTarget(databaseUrl: string | undefined, dataDir: string): DatabaseTarget {
+  if (databaseUrl && databaseUrl !== EMBEDDED_DATABASE_URL) return { kind: 'postgres', url: databaseUrl };
+  return { kind: 'embedded', dataDir: resolve(dataDir, 'pglite') };
+}
+
+export function describeTarget(target: DatabaseTarget): string {
+  if (target.kind === 'embedded') return `embedded PostgreSQL (PGlite) at ${target.dataDir ?? 'memory'}`;
+  const url = new URL(target.url);
+  return `PostgreSQL at ${url.host}${url.pathname}`;
+}
+
+/** Opens an embedded database; pg_trgm is loaded for search. */
+export async function openPGlite(dataDir: string | null): Promise<PGlite> {
+  if (dataDir) mkdirSync(dataDir, { recursive: true });
+  return PGlite.create({ ...(dataDir ? { dataDir } : {}), extensions: { pg_trgm } });
+}
+
+export interface OpenAdapter {
+  factory: SqlMigrationAwareDriverAdapterFactory;
+  close(): Promise<void>;
+  /** the embedded database itself, for migrations */
+  pglite?: PGlite;
+}
+
+export async function openAdapter(target: DatabaseTarget, options: { poolSize?: number } = {}): Promise<OpenAdapter> {
+  if (target.kind === 'postgres') {
+    const factory = new PrismaPg({
+      connectionString: target.url,
+      max: options.poolSize ?? 10,
+      connectionTimeoutMillis: 5000,
+    });
+    // PrismaPg owns its pool; the client's $disconnect() ends it.
+    return { factory, close: async () => {} };
+  }
+  const pglite = await openPGlite(target.dataDir);
+  // pglite-prisma-adapter is built against driver-adapter-utils 6.10, whose
+  // types differ only nominally from the 6.19 ones the client uses.
+  const factory = new PrismaPGlite(pglite) as unknown as SqlMigrationAwareDriverAdapterFactory;
+  return {
+    factory,
+    pglite,
+    close: async () => {
+      if (!pglite.closed) await pglite.close();
+    },
+  };
+}

@@ -1,0 +1,47 @@
+/**
+ * The one catalogue of error responses: status and exact body. The strings
+ * are the public contract's (metric-governance-read-api-v1 section 7 and the
+ * service interface); nothing else spells them.
+ */
+
+export interface ErrorResponse {
+  status: number;
+  body: { error: string } | { error: { code: string; message: string } };
+}
+
+function plain(status: number, message: string): ErrorResponse {
+  return { status, body: { error: message } };
+}
+
+export const errors = {
+  missingAuthorization: plain(401, 'Missing Authorization header'),
+  invalidAuthorizationFormat: plain(401, 'Invalid Authorization header format. Expected: Bearer <api_key>'),
+  invalidApiKeyFormat: plain(401, 'Invalid API key format'),
+  invalidApiKey: plain(401, 'Invalid API key'),
+  revokedApiKey: plain(401, 'API key has been revoked'),
+  insufficientScope: plain(403, 'Insufficient scope'),
+  sandboxKeyRequiresSandbox: {
+    status: 403,
+    body: {
+      error: {
+        code: 'sandbox_key_requires_sandbox',
+        message: 'This API key is a sandbox key and can only be used with the header X-Service-Env: sandbox',
+      },
+    },
+  },
+  rateLimited: plain(429, 'Rate limit exceeded'),
+  invalidMetricId: plain(400, 'Invalid metric ID format'),
+  metricNotFound: plain(404, 'Metric not found'),
+  fetchFailed: plain(500, 'Failed to fetch metric'),
+  notSignedIn: plain(401, 'Not signed in'),
+  forbidden: plain(403, 'Forbidden'),
+  notFound: plain(404, 'Not found'),
+  internal: plain(500, 'Internal server error'),
+} as const satisfies Record<string, ErrorResponse>;
+
+/** A failure with a documented response, thrown through route handlers. */
+export class HttpError extends Error {
+  constructor(readonly response: ErrorResponse) {
+    super(typeof response.body.error === 'string' ? response.body.error : response.body.error.code);
+  }
+}

@@ -1,0 +1,58 @@
+/**
+ * /graphql: graphql-yoga over the Pothos schema, with query depth, cost,
+ * alias and token limits (GraphQL Armor) so that one document cannot fetch
+ * the whole database. Authentication happens before yoga sees the request
+ * (src/app.ts); yoga only gets the ready context.
+ */
+import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { createYoga } from 'graphql-yoga';
+import type { Context } from './context.js';
+import { schema } from './schema/index.js';
+
+export interface YogaServerContext {
+  req: FastifyRequest;
+  reply: FastifyReply;
+  graphqlContext: Context;
+}
+
+export const graphqlLimits = {
+  maxDepth: 10,
+  maxCost: 20_000,
+  maxAliases: 20,
+  maxTokens: 3_000,
+  maxDirectives: 20,
+} as const;
+
+export function createGraphqlServer(logger: FastifyRequest['log']) {
+  return createYoga<YogaServerContext, Context>({
+    schema,
+    graphqlEndpoint: '/graphql',
+    graphiql: { title: 'Metric Governance GraphQL', defaultEditorToolsVisibility: 'headers' },
+    landingPage: false,
+    logging: {
+      debug: (...args) => logger.debug(args),
+      info: (...args) => logger.info(args),
+      warn: (...args) => logger.warn(args),
+      error: (...args) => logger.error(args),
+    },
+    context: ({ graphqlContext }) => graphqlContext,
+    plugins: [
+      EnvelopArmorPlugin({
+        maxDepth: { n: graphqlLimits.maxDepth, ignoreIntrospection: true },
+        costLimit: { maxCost: graphqlLimits.maxCost, ignoreIntrospection: true },
+        maxAliases: { n: graphqlLimits.maxAliases },
+        maxTokens: { n: graphqlLimits.maxTokens },
+        maxDirectives: { n: graphqlLimits.maxDirectives },
+        blockFieldSuggestion: { enabled: false },
+      }),
+    ],
+  });
+}
+
+/** A browser asking for the GraphiQL page: served without credentials (queries still need them). */
+export function wantsGraphiql(request: FastifyRequest): boolean {
+  if (request.method !== 'GET') return false;
+  const query = request.query as Record<string, unknown>;
+  return query.query === undefined && (request.headers.accept ?? '').includes('text/html');
+}

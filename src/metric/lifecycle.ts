@@ -1,0 +1,32 @@
+/** Canonical lifecycle values and the legacy `status` vocabulary (contract section 3). */
+import type { LifecycleStatus } from '../generated/prisma/enums.js';
+
+export const LIFECYCLE_STATUSES = ['DRAFT', 'VALIDATED', 'CANDIDATE', 'APPROVED', 'RELEASED', 'DEPRECATED'] as const;
+
+export const LEGACY_STATUS_MATCHES = {
+  draft: ['DRAFT'],
+  review: ['VALIDATED', 'CANDIDATE'],
+  approved: ['APPROVED', 'RELEASED'],
+  deprecated: ['DEPRECATED'],
+} as const satisfies Record<string, readonly LifecycleStatus[]>;
+
+export type LegacyStatus = keyof typeof LEGACY_STATUS_MATCHES;
+
+export function legacyStatus(lifecycle: LifecycleStatus): LegacyStatus {
+  switch (lifecycle) {
+    case 'DRAFT':
+      return 'draft';
+    case 'VALIDATED':
+    case 'CANDIDATE':
+      return 'review';
+    case 'APPROVED':
+    case 'RELEASED':
+      return 'approved';
+    case 'DEPRECATED':
+      return 'deprecated';
+  }
+}
+
+export function isLegacyStatus(value: string): value is LegacyStatus {
+  return Object.hasOwn(LEGACY_STATUS_MATCHES, value);
+}

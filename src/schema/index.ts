@@ -1,0 +1,10 @@
+import { builder } from '../builder.js';
+import './enums.js';
+import './agent-context.js';
+import './approval.js';
+import './metric-relationship.js';
+import './metric-version.js';
+import './metric.js';
+import './metric-query.js';
+
+export const schema = builder.toSchema({ sortSchema: true });

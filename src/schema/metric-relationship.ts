@@ -1,0 +1,10 @@
+import { builder } from '../builder.js';
+
+builder.prismaObject('MetricRelationship', {
+  description: 'A registry relationship from this metric to another of the same organization.',
+  fields: (t) => ({
+    kind: t.exposeString('kind', { description: 'variant_of, supersedes, related_to or conflicts_with' }),
+    targetMetricId: t.exposeID('targetMetricId'),
+    target: t.relation('target'),
+  }),
+});

@@ -1,0 +1,74 @@
+/**
+ * `npm start`: opens the configured database (embedded by default), applies
+ * migrations, loads the demo data into a new embedded database, and serves.
+ */
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { buildApp } from './app.js';
+import { hashSecret } from './auth/secrets.js';
+import { databaseTarget } from './db/adapter.js';
+import { openDatabase } from './db/client.js';
+import { env } from './env.js';
+import { loadFixture } from './fixtures/load.js';
+
+const demoFixture = join(dirname(fileURLToPath(import.meta.url)), '..', 'prisma', 'fixtures', 'demo.json');
+
+const target = databaseTarget(env.DATABASE_URL, env.DATA_DIR);
+const database = await openDatabase(target, { migrate: true });
+const logger = {
+  level: env.LOG_LEVEL,
+  // Never log a key, session token or cookie.
+  redact: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'],
+};
+
+interface DemoFixture {
+  organizations: { api_keys?: { secret: string; scopes: string[]; sandbox?: boolean; revoked_at?: string | null }[] }[];
+}
+
+/** In embedded mode the demo data is loaded on first start and its agent key printed on every start. */
+async function demoKey(): Promise<string | null> {
+  if (target.kind !== 'embedded') return null;
+  const fixture = JSON.parse(readFileSync(demoFixture, 'utf8')) as DemoFixture;
+  if ((await database.prisma.organization.count()) === 0) await loadFixture(database.prisma, fixture);
+  const secret = fixture.organizations[0]?.api_keys?.find(
+    (key) => !key.sandbox && !key.revoked_at && key.scopes.includes('canonical-metric-api:read'),
+  )?.secret;
+  if (!secret) return null;
+  const stored = await database.prisma.apiKey.findUnique({ where: { keyHash: hashSecret(secret) } });
+  return stored && !stored.revokedAt ? secret : null;
+}
+const key = await demoKey();
+
+const app = await buildApp({
+  database,
+  logger,
+  config: { publicAppUrl: env.PUBLIC_APP_URL, serverTiming: env.SERVER_TIMING, trustProxy: env.TRUST_PROXY },
+});
+
+let closing = false;
+async function shutdown(signal: string) {
+  if (closing) return;
+  closing = true;
+  app.log.info({ signal }, 'shutting down');
+  try {
+    await app.close();
+    await database.close();
+  } finally {
+    process.exit(0);
+  }
+}
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+process.on('SIGINT', () => void shutdown('SIGINT'));
+
+const address = await app.listen({ port: env.PORT, host: env.HOST });
+const base = address.replace('://127.0.0.1', '://localhost');
+console.log(`\nMetric governance API on ${base} (${database.description})`);
+if (key) {
+  console.log(`\nDemo API key (demo data, embedded database):\n  ${key}\n`);
+  console.log('Try:');
+  console.log(`  curl -H "Authorization: Bearer ${key}" ${base}/api/v1/metrics`);
+  console.log(`  curl -H "Authorization: Bearer ${key}" "${base}/api/v1/metrics?q=revenue"`);
+  console.log(`  open ${base}/graphql  (GraphiQL; send the key as an Authorization header)`);
+}
+console.log(`  ${base}/healthz  ${base}/readyz\n`);

@@ -1,0 +1,49 @@
+/**
+ * The HTTP app in process over an isolated test database with a fixture
+ * loaded. Requests go through `app.inject` (no socket).
+ */
+import { readFileSync } from 'node:fs';
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import { buildApp } from '../../src/app.js';
+import { loadFixture } from '../../src/fixtures/load.js';
+import { createTestDatabase, type TestDatabase } from './database.js';
+
+export const demoFixture = JSON.parse(readFileSync(new URL('../../prisma/fixtures/demo.json', import.meta.url), 'utf8'));
+
+export const TEST_PUBLIC_APP_URL = 'https://app.test.example';
+
+export interface TestApp {
+  app: FastifyInstance;
+  database: TestDatabase;
+  /** GET with an optional bearer key and extra headers */
+  get(url: string, key?: string | null, headers?: Record<string, string>): Promise<LightMyRequestResponse>;
+  inject(options: InjectOptions): Promise<LightMyRequestResponse>;
+  close(): Promise<void>;
+}
+
+export async function startTestApp(
+  options: { fixture?: unknown; serverTiming?: boolean; publicAppUrl?: string } = {},
+): Promise<TestApp> {
+  const database = await createTestDatabase();
+  if (options.fixture) await loadFixture(database.prisma, options.fixture);
+  const app = await buildApp({
+    database,
+    config: {
+      publicAppUrl: options.publicAppUrl ?? TEST_PUBLIC_APP_URL,
+      serverTiming: options.serverTiming ?? false,
+      trustProxy: false,
+    },
+  });
+  await app.ready();
+  return {
+    app,
+    database,
+    get: (url, key, headers = {}) =>
+      app.inject({ method: 'GET', url, headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...headers } }),
+    inject: (injectOptions) => app.inject(injectOptions),
+    close: async () => {
+      await app.close();
+      await database.drop();
+    },
+  };
+}

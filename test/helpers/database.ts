@@ -1,0 +1,53 @@
+/**
+ * An isolated, migrated database for one test file: a clone of the migrated
+ * template on PostgreSQL (TEST_DATABASE_URL), else an in-memory PGlite.
+ */
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { inject } from 'vitest';
+import { type Database, openDatabase } from '../../src/db/client.js';
+import type { DatabaseTarget } from '../../src/db/adapter.js';
+import { databaseUrlFor } from '../global-setup.js';
+
+export const usingPostgres = Boolean(process.env.TEST_DATABASE_URL);
+
+export interface TestDatabase extends Database {
+  /** drops the database (PostgreSQL) after closing it */
+  drop(): Promise<void>;
+}
+
+async function adminQuery(sql: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
+  await admin.connect();
+  try {
+    await admin.query(sql);
+  } finally {
+    await admin.end();
+  }
+}
+
+/** A fresh empty database target (PostgreSQL: created from the template). */
+export async function createTestTarget(): Promise<{ target: DatabaseTarget; drop(): Promise<void> }> {
+  const base = process.env.TEST_DATABASE_URL;
+  const template = inject('templateDatabase');
+  if (!base || !template) return { target: { kind: 'embedded', dataDir: null }, drop: async () => {} };
+  const name = `mg_test_${randomBytes(6).toString('hex')}`;
+  await adminQuery(`CREATE DATABASE ${name} TEMPLATE ${template}`);
+  return {
+    target: { kind: 'postgres', url: databaseUrlFor(base, name) },
+    drop: () => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+  };
+}
+
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const { target, drop } = await createTestTarget();
+  // The template is migrated already; PGlite in memory is migrated here.
+  const database = await openDatabase(target, { migrate: target.kind === 'embedded', poolSize: 4 });
+  return {
+    ...database,
+    drop: async () => {
+      await database.close();
+      await drop();
+    },
+  };
+}
