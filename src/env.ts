@@ -4,9 +4,7 @@
  */
 import { z } from 'zod';
 
-const booleanString = z
-  .enum(['true', 'false', '1', '0'])
-  .transform((value) => value === 'true' || value === '1');
+const booleanString = z.enum(['true', 'false', '1', '0']).transform((value) => value === 'true' || value === '1');
 
 const positiveInt = z.coerce.number().int().positive();
 
@@ -39,7 +37,8 @@ export const envSchema = z
   .superRefine((env, ctx) => {
     if (env.SUMMARY_PROVIDER === 'openai') {
       for (const name of ['SUMMARY_OPENAI_BASE_URL', 'SUMMARY_MODEL'] as const) {
-        if (!env[name]) ctx.addIssue({ code: 'custom', path: [name], message: 'required when SUMMARY_PROVIDER=openai' });
+        if (!env[name])
+          ctx.addIssue({ code: 'custom', path: [name], message: 'required when SUMMARY_PROVIDER=openai' });
       }
     }
   });

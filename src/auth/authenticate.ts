@@ -4,8 +4,8 @@
  * never compared in clear), revoked, sandbox header, scope.
  */
 import type { OrganizationInfo, Principal } from '../context.js';
-import type { PrismaClient } from '../generated/prisma/client.js';
 import { type ErrorResponse, errors } from '../errors.js';
+import type { PrismaClient } from '../generated/prisma/client.js';
 import { type RequestedScope, scopeSatisfied } from './scopes.js';
 import { API_KEY_PATTERN, hashSecret } from './secrets.js';
 

@@ -23,7 +23,6 @@ export function scopeSatisfied(granted: readonly string[], requested: RequestedS
 /** Scopes given at key creation must be exactly the Agent Contract pair. */
 export function isAgentContractPair(scopes: readonly string[]): boolean {
   return (
-    scopes.length === AGENT_CONTRACT_SCOPES.length &&
-    AGENT_CONTRACT_SCOPES.every((scope) => scopes.includes(scope))
+    scopes.length === AGENT_CONTRACT_SCOPES.length && AGENT_CONTRACT_SCOPES.every((scope) => scopes.includes(scope))
   );
 }

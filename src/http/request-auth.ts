@@ -8,8 +8,8 @@ import type { FastifyRequest } from 'fastify';
 import { authenticateApiKey, authenticateSession, SERVICE_ENV_HEADER } from '../auth/authenticate.js';
 import type { RequestedScope } from '../auth/scopes.js';
 import type { Principal } from '../context.js';
-import type { PrismaClient } from '../generated/prisma/client.js';
 import { HttpError } from '../errors.js';
+import type { PrismaClient } from '../generated/prisma/client.js';
 
 function header(request: FastifyRequest, name: string): string | undefined {
   const value = request.headers[name];

@@ -47,7 +47,9 @@ export function effectiveFilter(input: MetricFilterInput = {}): EffectiveFilter 
     lifecycle = [...LEGACY_STATUS_MATCHES[input.status]];
   }
   const scope =
-    input.scope != null && (METRIC_SCOPES as readonly string[]).includes(input.scope) ? (input.scope as MetricScope) : null;
+    input.scope != null && (METRIC_SCOPES as readonly string[]).includes(input.scope)
+      ? (input.scope as MetricScope)
+      : null;
   return { lifecycle, policyTier: input.policyTier ?? null, scope, metricType: input.type ?? null };
 }
 

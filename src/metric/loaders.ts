@@ -104,7 +104,11 @@ async function loadStats(prisma: PrismaClient, ids: readonly string[]): Promise<
       lastValidatedAt: toDate(row.last_validated_at),
       currentApprovedVersion:
         row.version_id && row.version_definition !== null
-          ? { id: row.version_id, definitionVersion: row.version_definition, releasedAt: toDate(row.version_released_at) }
+          ? {
+              id: row.version_id,
+              definitionVersion: row.version_definition,
+              releasedAt: toDate(row.version_released_at),
+            }
           : null,
       discourse: row.has_discourse
         ? {

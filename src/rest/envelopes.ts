@@ -14,44 +14,34 @@ export function listEnvelope(result: ListMetricsQuery['metrics']) {
 
 type DetailMetric = NonNullable<MetricDetailQuery['metric']>;
 
+/**
+ * Members of the detail operation that are siblings of `metric` in the
+ * envelope; they keep the operation's (the contract's) order.
+ */
+const DETAIL_SIBLINGS = new Set<string>([
+  'relationships',
+  'approvals',
+  'versionHistory',
+  'fiscal_calendar_start_month',
+  'time_semantics',
+  'deprecated_framing_rules',
+  'dimension_map',
+  'column_aliases',
+  'execution_context',
+  'governance_facts',
+  'approval_state',
+  'consumer_contexts',
+  'requires_disambiguation',
+  'policy_examples',
+] satisfies (keyof DetailMetric)[]);
+
 export function detailEnvelope(detail: DetailMetric) {
-  const {
-    relationships,
-    approvals,
-    versionHistory,
-    fiscal_calendar_start_month,
-    time_semantics,
-    deprecated_framing_rules,
-    dimension_map,
-    column_aliases,
-    execution_context,
-    governance_facts,
-    approval_state,
-    consumer_contexts,
-    requires_disambiguation,
-    policy_examples,
-    ...metric
-  } = detail;
-  return {
-    data: {
-      metric,
-      relationships,
-      approvals,
-      versionHistory,
-      fiscal_calendar_start_month,
-      time_semantics,
-      deprecated_framing_rules,
-      dimension_map,
-      column_aliases,
-      execution_context,
-      governance_facts,
-      approval_state,
-      consumer_contexts,
-      requires_disambiguation,
-      policy_examples,
-    },
-    meta,
-  };
+  const metric: Record<string, unknown> = {};
+  const siblings: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(detail)) {
+    (DETAIL_SIBLINGS.has(name) ? siblings : metric)[name] = value;
+  }
+  return { data: { metric, ...siblings }, meta };
 }
 
 type ContractMetric = NonNullable<MetricContractQuery['metric']>;

@@ -39,21 +39,19 @@ export const DiscourseSummaryRef = builder
     }),
   });
 
-const DisambiguationCandidateRef = builder
-  .objectRef<DisambiguationCandidate>('DisambiguationCandidate')
-  .implement({
-    fields: (t) => ({
-      metricId: t.exposeID('metricId'),
-      key: t.exposeString('key'),
-      name: t.exposeString('name'),
-      lifecycleStatus: t.exposeString('lifecycleStatus'),
-      relation: t.exposeString('relation', {
-        description:
-          'How the candidate relates to this metric: variant_of (this is a variant of it), has_variant, ' +
-          'supersedes (this replaces it), superseded_by (it replaces this), conflicts_with',
-      }),
+const DisambiguationCandidateRef = builder.objectRef<DisambiguationCandidate>('DisambiguationCandidate').implement({
+  fields: (t) => ({
+    metricId: t.exposeID('metricId'),
+    key: t.exposeString('key'),
+    name: t.exposeString('name'),
+    lifecycleStatus: t.exposeString('lifecycleStatus'),
+    relation: t.exposeString('relation', {
+      description:
+        'How the candidate relates to this metric: variant_of (this is a variant of it), has_variant, ' +
+        'supersedes (this replaces it), superseded_by (it replaces this), conflicts_with',
     }),
-  });
+  }),
+});
 
 export const DisambiguationRef = builder.objectRef<DisambiguationCandidate[]>('Disambiguation').implement({
   description: 'Other metrics a consumer could confuse with this one; null on the metric when there are none.',

@@ -27,7 +27,9 @@ const MetricFilter = builder.inputType('MetricFilter', {
       description: 'Legacy status (draft, review, approved, deprecated); used only without lifecycleStatus.',
     }),
     policyTier: t.string(),
-    scope: t.string({ description: 'enterprise_canonical, domain_canonical or exploratory; other values are ignored.' }),
+    scope: t.string({
+      description: 'enterprise_canonical, domain_canonical or exploratory; other values are ignored.',
+    }),
     type: t.string({ description: 'Metric type, for example base or derived.' }),
   }),
 });
@@ -50,16 +52,14 @@ function searchPageOf(source: PageSource, ctx: Context): Promise<SearchPage> {
   return source.searchPage;
 }
 
-const PaginationRef = builder
-  .objectRef<{ page: number; pageSize: number; total: number }>('Pagination')
-  .implement({
-    fields: (t) => ({
-      page: t.exposeInt('page'),
-      pageSize: t.exposeInt('pageSize'),
-      total: t.exposeInt('total'),
-      totalPages: t.int({ resolve: ({ total, pageSize }) => Math.ceil(total / pageSize) }),
-    }),
-  });
+const PaginationRef = builder.objectRef<{ page: number; pageSize: number; total: number }>('Pagination').implement({
+  fields: (t) => ({
+    page: t.exposeInt('page'),
+    pageSize: t.exposeInt('pageSize'),
+    total: t.exposeInt('total'),
+    totalPages: t.int({ resolve: ({ total, pageSize }) => Math.ceil(total / pageSize) }),
+  }),
+});
 
 const MetricPageRef = builder.objectRef<PageSource>('MetricPage').implement({
   description: 'One offset page of metrics: plain listing by name, or search results by relevance.',

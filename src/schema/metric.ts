@@ -2,7 +2,7 @@
 import { builder } from '../builder.js';
 import type { Metric } from '../generated/prisma/client.js';
 import { legacyStatus } from '../metric/lifecycle.js';
-import { AgentContextNoteRef, ApprovedVersionRef, DiscourseSummaryRef, DisambiguationRef } from './agent-context.js';
+import { AgentContextNoteRef, ApprovedVersionRef, DisambiguationRef, DiscourseSummaryRef } from './agent-context.js';
 import { LifecycleStatusEnum, MetricScopeEnum } from './enums.js';
 
 const ExecutionContextRef = builder.objectRef<Metric>('ExecutionContext').implement({

@@ -25,7 +25,11 @@ async function migrateCommand(env: Record<string, string>) {
 describe('migrations', () => {
   it('npm run db:migrate applies every migration to a new embedded database, then finds none pending', async () => {
     const first = await migrateCommand({ DATA_DIR: dataDir });
-    expect(first.stdout).toContain(`applied ${readMigrations().map((m) => m.name).join(', ')}`);
+    expect(first.stdout).toContain(
+      `applied ${readMigrations()
+        .map((m) => m.name)
+        .join(', ')}`,
+    );
     const second = await migrateCommand({ DATA_DIR: dataDir });
     expect(second.stdout).toContain('no pending migrations');
 
@@ -40,14 +44,18 @@ describe('migrations', () => {
     }
   }, 180_000);
 
-  it.skipIf(!usingPostgres)('prisma migrate deploy finds nothing pending on a clone of the template it migrated', async () => {
-    // test/global-setup.ts migrated a fresh template database with the CLI; a clone of it is up to date.
-    const { target, drop } = await createTestTarget();
-    try {
-      if (target.kind !== 'postgres') throw new Error('expected PostgreSQL');
-      expect(await migratePostgres(target.url)).toContain('No pending migrations');
-    } finally {
-      await drop();
-    }
-  }, 120_000);
+  it.skipIf(!usingPostgres)(
+    'prisma migrate deploy finds nothing pending on a clone of the template it migrated',
+    async () => {
+      // test/global-setup.ts migrated a fresh template database with the CLI; a clone of it is up to date.
+      const { target, drop } = await createTestTarget();
+      try {
+        if (target.kind !== 'postgres') throw new Error('expected PostgreSQL');
+        expect(await migratePostgres(target.url)).toContain('No pending migrations');
+      } finally {
+        await drop();
+      }
+    },
+    120_000,
+  );
 });

@@ -8,7 +8,9 @@ import { buildApp } from '../../src/app.js';
 import { loadFixture } from '../../src/fixtures/load.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 
-export const demoFixture = JSON.parse(readFileSync(new URL('../../prisma/fixtures/demo.json', import.meta.url), 'utf8'));
+export const demoFixture = JSON.parse(
+  readFileSync(new URL('../../prisma/fixtures/demo.json', import.meta.url), 'utf8'),
+);
 
 export const TEST_PUBLIC_APP_URL = 'https://app.test.example';
 

@@ -5,8 +5,8 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { inject } from 'vitest';
-import { type Database, openDatabase } from '../../src/db/client.js';
 import type { DatabaseTarget } from '../../src/db/adapter.js';
+import { type Database, openDatabase } from '../../src/db/client.js';
 import { databaseUrlFor } from '../global-setup.js';
 
 export const usingPostgres = Boolean(process.env.TEST_DATABASE_URL);

@@ -1,0 +1,201 @@
+/**
+ * /graphql (service interface): the organization boundary, batching of
+ * counts and notes, Relay pages, authentication by key or session, the
+ * document limits, introspection and GraphiQL.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { byNameThenId, type MetricJson, registry } from '../fixtures/registry.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { statementCount } from '../rest/expectations.js';
+
+const r = registry();
+const acme = r.org();
+const sessionUser = acme.user({ role: 'member', session_token: true });
+const acmeMetrics: MetricJson[] = [];
+const expectedCounts = new Map<string, { threads: number; notes: number }>();
+for (let i = 0; i < 100; i++) {
+  const metric = acme.metric({ name: `Metric ${String(99 - i).padStart(3, '0')}` });
+  const threads = i % 3;
+  let notes = 0;
+  for (let j = 0; j < threads; j++) {
+    const thread = acme.thread(metric, { intent: j ? 'objection' : 'clarification' });
+    acme.message(thread, {});
+    if (i % 2) {
+      acme.message(thread, { pinned_at: `2026-02-0${j + 1}T00:00:00Z` });
+      notes += 1;
+    }
+  }
+  acmeMetrics.push(metric);
+  expectedCounts.set(metric.id, { threads, notes });
+}
+const key = acme.key();
+const revokedKey = acme.key({ revoked_at: '2026-01-01T00:00:00Z' });
+const unrelatedKey = acme.key({ scopes: ['reports:write'] });
+
+const globex = r.org();
+const globexMetric = globex.metric({ name: 'Metric 000' });
+
+const paged = r.org();
+const pagedMetrics = ['Orders', 'Orders', 'Churn', 'apple', 'Zeta', 'Orders', 'Bookings'].map((name) =>
+  paged.metric({ name }),
+);
+const pagedKey = paged.key();
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await startTestApp({ fixture: r.build(), serverTiming: true });
+});
+afterAll(() => t.close());
+
+function post(query: string, variables: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
+  return t.inject({
+    method: 'POST',
+    url: '/graphql',
+    headers: { 'content-type': 'application/json', accept: 'application/json', ...headers },
+    payload: { query, variables },
+  });
+}
+const bearer = (secret: string) => ({ authorization: `Bearer ${secret}` });
+
+const LIST = `query List($pageSize: Int!) {
+  metrics(pageSize: $pageSize) {
+    items { id name discussionThreadCount agentContextNotes { messageId } }
+    pagination { total }
+  }
+}`;
+
+describe('metrics', () => {
+  it('returns the organization’s metrics only, in name order, with counts and notes', async () => {
+    const res = await post(LIST, { pageSize: 100 }, bearer(key.secret));
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    expect(body.errors).toBeUndefined();
+    const { items, pagination } = body.data.metrics;
+    expect(pagination).toEqual({ total: 100 });
+    expect(items.map((item: { id: string }) => item.id)).toEqual(byNameThenId(acmeMetrics).map((m) => m.id));
+    expect(items.map((item: { id: string }) => item.id)).not.toContain(globexMetric.id);
+    for (const item of items) {
+      const expected = expectedCounts.get(item.id);
+      expect({ threads: item.discussionThreadCount, notes: item.agentContextNotes.length }).toEqual(expected);
+    }
+  });
+
+  it('costs a constant number of statements, at most 8, for 100 metrics with counts and notes', async () => {
+    const hundred = await post(LIST, { pageSize: 100 }, bearer(key.secret));
+    const ten = await post(LIST, { pageSize: 10 }, bearer(key.secret));
+    expect(hundred.json().data.metrics.items).toHaveLength(100);
+    expect(ten.json().data.metrics.items).toHaveLength(10);
+    expect(statementCount(hundred)).toBe(statementCount(ten));
+    expect(statementCount(hundred)).toBeLessThanOrEqual(8);
+  });
+
+  it('metric(id) of another organization is null', async () => {
+    const query = 'query One($id: ID!) { metric(id: $id) { id name } }';
+    const foreign = await post(query, { id: globexMetric.id }, bearer(key.secret));
+    expect(foreign.statusCode).toBe(200);
+    expect(foreign.json()).toEqual({ data: { metric: null } });
+    const own = await post(query, { id: acmeMetrics[0]?.id }, bearer(key.secret));
+    expect(own.json()).toEqual({ data: { metric: { id: acmeMetrics[0]?.id, name: acmeMetrics[0]?.name } } });
+    const missing = await post(query, { id: randomUUID() }, bearer(key.secret));
+    expect(missing.json()).toEqual({ data: { metric: null } });
+  });
+
+  it('metricsConnection(first: 2) pages through every metric in name order without repeats', async () => {
+    const query = `query Page($after: String) {
+      metricsConnection(first: 2, after: $after) {
+        edges { cursor node { id name } }
+        pageInfo { hasNextPage endCursor }
+      }
+    }`;
+    const seen: string[] = [];
+    let after: string | null = null;
+    for (let page = 0; page < 10; page++) {
+      const res = await post(query, { after }, bearer(pagedKey.secret));
+      const body = res.json();
+      expect(body.errors).toBeUndefined();
+      const { edges, pageInfo } = body.data.metricsConnection;
+      expect(edges.length).toBeLessThanOrEqual(2);
+      seen.push(...edges.map((edge: { node: { id: string } }) => edge.node.id));
+      if (!pageInfo.hasNextPage) break;
+      expect(pageInfo.endCursor).toBe(edges.at(-1).cursor);
+      after = pageInfo.endCursor;
+    }
+    expect(seen).toEqual(byNameThenId(pagedMetrics).map((m) => m.id));
+  });
+});
+
+describe('authentication', () => {
+  const query = '{ metrics(pageSize: 1) { pagination { total } } }';
+
+  it('no credentials: 401 Missing Authorization header', async () => {
+    const res = await post(query);
+    expect({ status: res.statusCode, body: res.json() }).toEqual({
+      status: 401,
+      body: { error: 'Missing Authorization header' },
+    });
+  });
+
+  it('a revoked key: 401', async () => {
+    const res = await post(query, {}, bearer(revokedKey.secret));
+    expect({ status: res.statusCode, body: res.json() }).toEqual({
+      status: 401,
+      body: { error: 'API key has been revoked' },
+    });
+  });
+
+  it('a key with an unrelated scope: 403', async () => {
+    const res = await post(query, {}, bearer(unrelatedKey.secret));
+    expect({ status: res.statusCode, body: res.json() }).toEqual({
+      status: 403,
+      body: { error: 'Insufficient scope' },
+    });
+  });
+
+  it('a signed-in session cookie works', async () => {
+    const res = await post(query, {}, { cookie: `session=${sessionUser.session_token}` });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ data: { metrics: { pagination: { total: 100 } } } });
+  });
+
+  it('an unknown session: 401 Not signed in', async () => {
+    const res = await post(query, {}, { cookie: 'session=not-a-real-session' });
+    expect({ status: res.statusCode, body: res.json() }).toEqual({ status: 401, body: { error: 'Not signed in' } });
+  });
+});
+
+describe('document limits', () => {
+  function expectRejected(res: Awaited<ReturnType<typeof post>>) {
+    expect([200, 400]).toContain(res.statusCode);
+    const body = res.json();
+    expect(Array.isArray(body.errors) && body.errors.length > 0).toBe(true);
+    expect(body.data ?? null).toBeNull();
+  }
+
+  it('rejects a query deeper than the limit', async () => {
+    let selection = 'id';
+    for (let i = 0; i < 8; i++) selection = `relationships { target { ${selection} } }`;
+    expectRejected(await post(`{ metric(id: "${acmeMetrics[0]?.id}") { ${selection} } }`, {}, bearer(key.secret)));
+  });
+
+  it('rejects a query with too many aliases', async () => {
+    const aliases = Array.from({ length: 30 }, (_, i) => `a${i}: metric(id: "${randomUUID()}") { id }`).join(' ');
+    expectRejected(await post(`{ ${aliases} }`, {}, bearer(key.secret)));
+  });
+});
+
+describe('introspection and GraphiQL', () => {
+  it('introspection works', async () => {
+    const res = await post('{ __schema { queryType { name } } }', {}, bearer(key.secret));
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ data: { __schema: { queryType: { name: 'Query' } } } });
+  });
+
+  it('a browser gets the GraphiQL page without credentials', async () => {
+    const res = await t.inject({ method: 'GET', url: '/graphql', headers: { accept: 'text/html' } });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^text\/html/);
+    expect(res.body).toMatch(/<html/i);
+    expect(res.body).toMatch(/graphiql/i);
+  });
+});
