@@ -3,26 +3,29 @@
  * Tests build it and call it in process.
  */
 import fastifyCookie from '@fastify/cookie';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { createContext, type ServiceConfig } from './context.js';
 import type { Database } from './db/client.js';
 import { currentQueryStats, withQueryStats } from './db/query-stats.js';
 import { errors, HttpError } from './errors.js';
 import { createGraphqlServer, wantsGraphiql } from './graphql-server.js';
-import { requireApiKeyOrSession } from './http/request-auth.js';
+import { apiKeyRoutes } from './http/admin-routes.js';
+import { type AccessDeps, admitApiKeyOrSession } from './http/request-auth.js';
+import type { KeyRateLimiter } from './limits/key-rate-limiter.js';
 import { restRoutes } from './rest/routes.js';
 
 export interface AppOptions {
   database: Database;
-  config: ServiceConfig & { serverTiming: boolean; trustProxy: boolean };
-  logger?: FastifyServerOptions['logger'];
+  config: ServiceConfig & { serverTiming: boolean; trustProxy: boolean; defaultRateLimit: number };
+  rateLimiter: KeyRateLimiter;
+  logger?: FastifyBaseLogger;
 }
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { database, config } = options;
   const prisma = database.prisma;
   const app = Fastify({
-    logger: options.logger ?? false,
+    ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
     trustProxy: config.trustProxy,
     bodyLimit: 1024 * 1024,
     requestIdHeader: 'x-request-id',
@@ -68,7 +71,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     }
   });
 
-  await app.register(restRoutes, { prisma, config });
+  const access: AccessDeps = { prisma, rateLimiter: options.rateLimiter, defaultRateLimit: config.defaultRateLimit };
+  await app.register(restRoutes, { access, config });
+  await app.register(apiKeyRoutes, { prisma, config });
 
   const yoga = createGraphqlServer(app.log);
   app.route({
@@ -78,7 +83,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       const graphqlContext = wantsGraphiql(request)
         ? // GraphiQL's page runs no operation; its queries come back with credentials.
           null
-        : createContext(prisma, await requireApiKeyOrSession(prisma, request), config);
+        : createContext(prisma, await admitApiKeyOrSession(access, request, reply), config);
       const response = await yoga.handleNodeRequestAndResponse(request, reply, {
         req: request,
         reply,

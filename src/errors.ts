@@ -35,9 +35,16 @@ export const errors = {
   fetchFailed: plain(500, 'Failed to fetch metric'),
   notSignedIn: plain(401, 'Not signed in'),
   forbidden: plain(403, 'Forbidden'),
+  apiKeyNotFound: plain(404, 'API key not found'),
+  jsonContentTypeRequired: plain(415, 'Content-Type must be application/json'),
   notFound: plain(404, 'Not found'),
   internal: plain(500, 'Internal server error'),
 } as const satisfies Record<string, ErrorResponse>;
+
+/** 400 for a request body that fails validation; the message says what is wrong. */
+export function badRequest(message: string): ErrorResponse {
+  return plain(400, message);
+}
 
 /** A failure with a documented response, thrown through route handlers. */
 export class HttpError extends Error {

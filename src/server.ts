@@ -5,22 +5,27 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { pino } from 'pino';
 import { buildApp } from './app.js';
 import { hashSecret } from './auth/secrets.js';
 import { databaseTarget } from './db/adapter.js';
 import { openDatabase } from './db/client.js';
 import { env } from './env.js';
 import { loadFixture } from './fixtures/load.js';
+import { createKeyRateLimiter } from './limits/key-rate-limiter.js';
 
 const demoFixture = join(dirname(fileURLToPath(import.meta.url)), '..', 'prisma', 'fixtures', 'demo.json');
 
 const target = databaseTarget(env.DATABASE_URL, env.DATA_DIR);
 const database = await openDatabase(target, { migrate: true });
-const logger = {
+const logger = pino({
   level: env.LOG_LEVEL,
   // Never log a key, session token or cookie.
   redact: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'],
-};
+});
+const rateLimiter = createKeyRateLimiter({ redisUrl: env.REDIS_URL, logger });
+// Start on the shared windows; if Redis is down the service still starts, on in-process ones.
+await rateLimiter.ready().catch((error: Error) => logger.warn({ err: error.message }, 'starting without Redis'));
 
 interface DemoFixture {
   organizations: { api_keys?: { secret: string; scopes: string[]; sandbox?: boolean; revoked_at?: string | null }[] }[];
@@ -43,7 +48,13 @@ const key = await demoKey();
 const app = await buildApp({
   database,
   logger,
-  config: { publicAppUrl: env.PUBLIC_APP_URL, serverTiming: env.SERVER_TIMING, trustProxy: env.TRUST_PROXY },
+  config: {
+    publicAppUrl: env.PUBLIC_APP_URL,
+    serverTiming: env.SERVER_TIMING,
+    trustProxy: env.TRUST_PROXY,
+    defaultRateLimit: env.RATE_LIMIT_PER_MINUTE,
+  },
+  rateLimiter,
 });
 
 let closing = false;
@@ -53,6 +64,7 @@ async function shutdown(signal: string) {
   app.log.info({ signal }, 'shutting down');
   try {
     await app.close();
+    await rateLimiter.close();
     await database.close();
   } finally {
     process.exit(0);

@@ -168,6 +168,20 @@ describe('keys:revoke', () => {
     expect(result.err.join('\n')).toContain('API key not found');
     expect((await db.prisma.apiKey.findUniqueOrThrow({ where: { id: key.id } })).revokedAt).toBeNull();
   });
+
+  it('audits creation and the first revocation with no actor (the CLI), in the key organization', async () => {
+    const { key } = await createKey('acme', 'Audited');
+    await run('keys:revoke', '--org', 'acme', '--id', key.id);
+    await run('keys:revoke', '--org', 'acme', '--id', key.id);
+    const rows = await db.prisma.apiKeyAudit.findMany({
+      where: { apiKeyId: key.id },
+      orderBy: [{ createdAt: 'asc' }, { action: 'asc' }],
+    });
+    expect(rows.map(({ orgId, action, actorUserId }) => ({ orgId, action, actorUserId }))).toEqual([
+      { orgId: key.orgId, action: 'created', actorUserId: null },
+      { orgId: key.orgId, action: 'revoked', actorUserId: null },
+    ]);
+  });
 });
 
 describe('session:create', () => {

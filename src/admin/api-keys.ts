@@ -1,6 +1,8 @@
 /**
- * API keys as the admin CLI manages them. The secret exists in clear only in
- * the value createApiKey returns; the database keeps its SHA-256 and prefix.
+ * API keys as the admin CLI and the HTTP admin routes manage them. The secret
+ * exists in clear only in the value createApiKey returns; the database keeps
+ * its SHA-256 and prefix. Every creation and revocation writes an
+ * `api_key_audit` row in the same transaction as the change.
  */
 import { randomUUID } from 'node:crypto';
 import { generateApiKey, hashSecret, keyPrefix } from '../auth/secrets.js';
@@ -31,6 +33,8 @@ export interface CreateApiKeyInput {
   sandbox?: boolean;
   /** null or absent: the server's RATE_LIMIT_PER_MINUTE */
   rateLimitPerMinute?: number | null;
+  /** the signed-in user creating the key; null or absent: the admin CLI */
+  actorUserId?: string | null;
 }
 
 export interface CreatedApiKey {
@@ -57,17 +61,25 @@ export async function createApiKey(prisma: PrismaClient, input: CreateApiKeyInpu
   const scopes = newKeyScopes(input.scopes);
   const organization = await resolveOrganization(prisma, input.org);
   const secret = generateApiKey();
-  const key = await prisma.apiKey.create({
-    data: {
-      id: randomUUID(),
-      orgId: organization.id,
-      name,
-      keyHash: hashSecret(secret),
-      keyPrefix: keyPrefix(secret),
-      scopes,
-      sandbox: input.sandbox ?? false,
-      rateLimitPerMinute: rateLimit,
-    },
+  const actorUserId = input.actorUserId ?? null;
+  const key = await prisma.$transaction(async (tx) => {
+    const created = await tx.apiKey.create({
+      data: {
+        id: randomUUID(),
+        orgId: organization.id,
+        name,
+        keyHash: hashSecret(secret),
+        keyPrefix: keyPrefix(secret),
+        scopes,
+        sandbox: input.sandbox ?? false,
+        rateLimitPerMinute: rateLimit,
+        createdByUserId: actorUserId,
+      },
+    });
+    await tx.apiKeyAudit.create({
+      data: { orgId: organization.id, apiKeyId: created.id, action: 'created', actorUserId },
+    });
+    return created;
   });
   return {
     id: key.id,
@@ -95,12 +107,19 @@ export interface ApiKeySummary {
   lastUsedAt: Date | null;
 }
 
-/** The organization's keys, oldest first; never a secret (only the hash is stored anyway). */
-export async function listApiKeys(prisma: PrismaClient, input: { org: string }): Promise<ApiKeySummary[]> {
+/**
+ * The organization's keys, oldest first unless `order` is 'newest' (the HTTP
+ * listing); never a secret (only the hash is stored anyway).
+ */
+export async function listApiKeys(
+  prisma: PrismaClient,
+  input: { org: string; order?: 'oldest' | 'newest' },
+): Promise<ApiKeySummary[]> {
   const organization = await resolveOrganization(prisma, input.org);
+  const direction = input.order === 'newest' ? 'desc' : 'asc';
   return prisma.apiKey.findMany({
     where: { orgId: organization.id },
-    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+    orderBy: [{ createdAt: direction }, { id: direction }],
     select: {
       id: true,
       name: true,
@@ -122,18 +141,35 @@ export interface RevokedApiKey {
   alreadyRevoked: boolean;
 }
 
-/** Revokes a key of the organization; revoking again keeps the first revokedAt. */
-export async function revokeApiKey(prisma: PrismaClient, input: { org: string; id: string }): Promise<RevokedApiKey> {
+/** No key with this id in the organization (unknown, of another organization, or not a uuid). */
+export class ApiKeyNotFoundError extends AdminError {}
+
+/**
+ * Revokes a key of the organization; revoking again keeps the first revokedAt
+ * and writes no second audit row. `actorUserId`: the signed-in user, or
+ * null/absent for the admin CLI.
+ */
+export async function revokeApiKey(
+  prisma: PrismaClient,
+  input: { org: string; id: string; actorUserId?: string | null },
+): Promise<RevokedApiKey> {
   const organization = await resolveOrganization(prisma, input.org);
-  const notFound = new AdminError(`API key not found in organization ${organization.slug}: ${input.id}`);
+  const notFound = new ApiKeyNotFoundError(`API key not found in organization ${organization.slug}: ${input.id}`);
   if (!isUuid(input.id)) throw notFound;
   const where = { id: input.id.toLowerCase(), orgId: organization.id };
-  // Conditional update: of two concurrent revocations only one sets the time.
-  const { count } = await prisma.apiKey.updateMany({
-    where: { ...where, revokedAt: null },
-    data: { revokedAt: new Date() },
+  return prisma.$transaction(async (tx) => {
+    // Conditional update: of two concurrent revocations only one sets the time (and is audited).
+    const { count } = await tx.apiKey.updateMany({
+      where: { ...where, revokedAt: null },
+      data: { revokedAt: new Date() },
+    });
+    if (count === 1) {
+      await tx.apiKeyAudit.create({
+        data: { orgId: organization.id, apiKeyId: where.id, action: 'revoked', actorUserId: input.actorUserId ?? null },
+      });
+    }
+    const key = await tx.apiKey.findFirst({ where, select: { id: true, revokedAt: true } });
+    if (!key?.revokedAt) throw notFound;
+    return { id: key.id, revokedAt: key.revokedAt, alreadyRevoked: count === 0 };
   });
-  const key = await prisma.apiKey.findFirst({ where, select: { id: true, revokedAt: true } });
-  if (!key?.revokedAt) throw notFound;
-  return { id: key.id, revokedAt: key.revokedAt, alreadyRevoked: count === 0 };
 }

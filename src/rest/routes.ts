@@ -6,8 +6,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { createContext, type ServiceConfig } from '../context.js';
 import { errors, HttpError } from '../errors.js';
-import type { PrismaClient } from '../generated/prisma/client.js';
-import { requireApiKey } from '../http/request-auth.js';
+import { type AccessDeps, admitApiKey } from '../http/request-auth.js';
 import { pageParameter } from '../metric/list.js';
 import { DEFAULT_PAGE_SIZE, isUuid, MAX_PAGE_SIZE } from '../schema/metric-query.js';
 import { contractEnvelope, detailEnvelope, listEnvelope } from './envelopes.js';
@@ -25,12 +24,13 @@ function param(query: Query, name: string): string | undefined {
 }
 
 export interface RestDeps {
-  prisma: PrismaClient;
+  access: AccessDeps;
   config: ServiceConfig;
 }
 
 export async function restRoutes(app: FastifyInstance, deps: RestDeps) {
-  const { prisma, config } = deps;
+  const { access, config } = deps;
+  const { prisma } = access;
 
   function metricId(request: FastifyRequest): string {
     const { id } = request.params as { id: string };
@@ -45,8 +45,8 @@ export async function restRoutes(app: FastifyInstance, deps: RestDeps) {
     if (primary) throw new HttpError(errors.fetchFailed);
   }
 
-  app.get('/api/v1/metrics', async (request) => {
-    const principal = await requireApiKey(prisma, request, 'metrics:read');
+  app.get('/api/v1/metrics', async (request, reply) => {
+    const principal = await admitApiKey(access, request, reply, 'metrics:read');
     const query = request.query as Query;
     const search = param(query, 'q');
     const result = await runOperation(
@@ -70,8 +70,8 @@ export async function restRoutes(app: FastifyInstance, deps: RestDeps) {
     return listEnvelope(result.data.metrics);
   });
 
-  app.get('/api/v1/metrics/:id', async (request) => {
-    const principal = await requireApiKey(prisma, request, 'metrics:read');
+  app.get('/api/v1/metrics/:id', async (request, reply) => {
+    const principal = await admitApiKey(access, request, reply, 'metrics:read');
     const id = metricId(request);
     const result = await runOperation(MetricDetailDocument, { id }, createContext(prisma, principal, config));
     failIfErrors(request, result, true);
@@ -79,8 +79,8 @@ export async function restRoutes(app: FastifyInstance, deps: RestDeps) {
     return detailEnvelope(result.data.metric);
   });
 
-  app.get('/api/v1/metrics/:id/contract', async (request) => {
-    const principal = await requireApiKey(prisma, request, 'canonical-metric-api:read');
+  app.get('/api/v1/metrics/:id/contract', async (request, reply) => {
+    const principal = await admitApiKey(access, request, reply, 'canonical-metric-api:read');
     const id = metricId(request);
     const result = await runOperation(MetricContractDocument, { id }, createContext(prisma, principal, config));
     // Supporting reads degrade (envelopes.ts); only a failed metric read is fatal.

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import { loadFixture } from '../../src/fixtures/load.js';
+import { createKeyRateLimiter, type KeyRateLimiter } from '../../src/limits/key-rate-limiter.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 
 export const demoFixture = JSON.parse(
@@ -23,20 +24,42 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-export async function startTestApp(
-  options: { fixture?: unknown; serverTiming?: boolean; publicAppUrl?: string } = {},
-): Promise<TestApp> {
-  const database = await createTestDatabase();
-  if (options.fixture) await loadFixture(database.prisma, options.fixture);
+export interface TestAppOptions {
+  fixture?: unknown;
+  serverTiming?: boolean;
+  publicAppUrl?: string;
+  /** default: an in-process limiter of this app alone */
+  rateLimiter?: KeyRateLimiter;
+  defaultRateLimit?: number;
+}
+
+/** Builds one more app (an instance) over an existing test database. */
+export async function buildTestInstance(
+  database: TestDatabase,
+  options: TestAppOptions = {},
+): Promise<FastifyInstance> {
+  const rateLimiter = options.rateLimiter ?? createKeyRateLimiter({ logger: silentLogger });
   const app = await buildApp({
     database,
+    rateLimiter,
     config: {
       publicAppUrl: options.publicAppUrl ?? TEST_PUBLIC_APP_URL,
       serverTiming: options.serverTiming ?? false,
       trustProxy: false,
+      defaultRateLimit: options.defaultRateLimit ?? 60,
     },
   });
+  if (!options.rateLimiter) app.addHook('onClose', () => rateLimiter.close());
   await app.ready();
+  return app;
+}
+
+export const silentLogger = { warn: () => {}, info: () => {} };
+
+export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
+  const database = await createTestDatabase();
+  if (options.fixture) await loadFixture(database.prisma, options.fixture);
+  const app = await buildTestInstance(database, options);
   return {
     app,
     database,

@@ -186,9 +186,7 @@ describe('unknown routes', () => {
 });
 
 describe('429: per-key rate limit (contract 7 and 8)', () => {
-  // Not built yet: per-key rate limits come with the access issue. Remove
-  // `.skip` when they land.
-  it.skip('the request past the key’s own limit is 429 with Retry-After', async () => {
+  it('the request past the key’s own limit is 429 with Retry-After', async () => {
     expectOk(await t.get(routes.list, keys.limited.secret));
     expectOk(await t.get(routes.list, keys.limited.secret));
     const res = await t.get(routes.list, keys.limited.secret);

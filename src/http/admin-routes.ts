@@ -1,0 +1,187 @@
+/**
+ * API-key administration for signed-in admins and owners (service interface,
+ * "Routes beyond the public read routes"): create, list and revoke the keys
+ * of the session's active organization. The key logic itself is
+ * src/admin/api-keys.ts, shared with the admin CLI.
+ */
+import type {} from '@fastify/cookie';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { ApiKeyNotFoundError, createApiKey, listApiKeys, revokeApiKey } from '../admin/api-keys.js';
+import { authenticateSession } from '../auth/authenticate.js';
+import { AGENT_CONTRACT_SCOPES, isAgentContractPair } from '../auth/scopes.js';
+import type { Principal, ServiceConfig } from '../context.js';
+import { badRequest, errors, HttpError } from '../errors.js';
+import type { PrismaClient } from '../generated/prisma/client.js';
+
+export interface ApiKeyRoutesDeps {
+  prisma: PrismaClient;
+  config: ServiceConfig;
+}
+
+type SessionPrincipal = Extract<Principal, { kind: 'session' }>;
+
+const ADMIN_ROLES: ReadonlySet<string> = new Set(['owner', 'admin']);
+
+/** Largest value of the `rate_limit_per_minute` column (PostgreSQL integer). */
+const MAX_RATE_LIMIT = 2_147_483_647;
+
+const createKeyBody = z.strictObject({
+  name: z.string().trim().min(1, 'name must not be empty').max(200, 'name must be at most 200 characters'),
+  scopes: z
+    .array(z.string())
+    .refine(isAgentContractPair, `scopes must be exactly ${AGENT_CONTRACT_SCOPES.join(' and ')}`)
+    .optional(),
+  sandbox: z.boolean().optional(),
+  rate_limit_per_minute: z
+    .number()
+    .int('rate_limit_per_minute must be a whole number')
+    .positive('rate_limit_per_minute must be above 0')
+    .max(MAX_RATE_LIMIT, `rate_limit_per_minute must be at most ${MAX_RATE_LIMIT}`)
+    .nullable()
+    .optional(),
+});
+
+function validationMessage(error: z.ZodError): string {
+  const issue = error.issues[0];
+  if (!issue) return 'Invalid request body';
+  if (issue.code === 'unrecognized_keys') return `unknown member(s): ${issue.keys.join(', ')}`;
+  const path = issue.path.join('.');
+  // Messages of our own already name the member.
+  return path && !issue.message.startsWith(path) ? `${path}: ${issue.message}` : issue.message;
+}
+
+function header(request: FastifyRequest, name: string): string | undefined {
+  const value = request.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function hostOf(origin: string): string | null {
+  try {
+    return new URL(origin).host.toLowerCase();
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * CSRF defence. These routes are authenticated by a cookie, which a browser
+ * attaches to requests that other sites make it send. We do not rely on
+ * SameSite alone (the cookie is set elsewhere, and `same-site` subdomains are
+ * not same-origin), nor on a token (there is no form page to embed one in).
+ * Instead every state-changing request must come from this origin:
+ * - `Sec-Fetch-Site` (set by browsers, not forgeable by page scripts) must
+ *   not be `cross-site` or `same-site` (absent is fine: non-browser clients),
+ * - `Origin`, when sent, must name the host the request was sent to,
+ * - POST bodies must be `application/json`: a cross-origin page can send that
+ *   only after a CORS preflight, which this service never grants, while
+ *   HTML forms can only send urlencoded, multipart or text/plain bodies.
+ */
+function rejectCrossSite(request: FastifyRequest): void {
+  if (request.method !== 'POST' && request.method !== 'DELETE') return;
+  const fetchSite = header(request, 'sec-fetch-site')?.toLowerCase();
+  if (fetchSite === 'cross-site' || fetchSite === 'same-site') throw new HttpError(errors.forbidden);
+  const origin = header(request, 'origin');
+  if (origin !== undefined) {
+    const host = header(request, 'host')?.toLowerCase();
+    if (!host || hostOf(origin) !== host) throw new HttpError(errors.forbidden);
+  }
+}
+
+function requireJsonBody(request: FastifyRequest): void {
+  if (request.method !== 'POST') return;
+  const mediaType = header(request, 'content-type')?.split(';')[0]?.trim().toLowerCase();
+  if (mediaType !== 'application/json') throw new HttpError(errors.jsonContentTypeRequired);
+}
+
+const iso = (date: Date | null) => (date === null ? null : date.toISOString());
+
+export async function apiKeyRoutes(app: FastifyInstance, deps: ApiKeyRoutesDeps) {
+  const { prisma } = deps;
+  const principals = new WeakMap<FastifyRequest, SessionPrincipal>();
+
+  async function requireAdminSession(request: FastifyRequest): Promise<SessionPrincipal> {
+    const result = await authenticateSession(prisma, request.cookies.session);
+    if (!result.ok) throw new HttpError(result.error);
+    const { principal } = result;
+    if (principal.kind !== 'session' || !ADMIN_ROLES.has(principal.role)) throw new HttpError(errors.forbidden);
+    return principal;
+  }
+
+  function principalOf(request: FastifyRequest): SessionPrincipal {
+    const principal = principals.get(request);
+    if (!principal) throw new Error('api-key route reached without an authenticated session');
+    return principal;
+  }
+
+  // onRequest runs before the body is read: a forged or unauthenticated
+  // request is turned away without parsing what it sent.
+  app.addHook('onRequest', async (request) => {
+    rejectCrossSite(request);
+    principals.set(request, await requireAdminSession(request));
+    requireJsonBody(request);
+  });
+
+  // Scoped to this plugin: a body Fastify cannot parse is a 400 `{ error }`, never a 500.
+  app.setErrorHandler((error: FastifyError, _request: FastifyRequest, reply: FastifyReply) => {
+    if (error instanceof HttpError) return reply.status(error.response.status).send(error.response.body);
+    const status = error.statusCode;
+    if (status && status >= 400 && status < 500) return reply.status(status).send({ error: error.message });
+    throw error;
+  });
+
+  app.post('/api/api-keys', async (request, reply) => {
+    const parsed = createKeyBody.safeParse(request.body);
+    if (!parsed.success) throw new HttpError(badRequest(validationMessage(parsed.error)));
+    const principal = principalOf(request);
+    const body = parsed.data;
+    const key = await createApiKey(prisma, {
+      org: principal.org.id,
+      name: body.name,
+      scopes: body.scopes,
+      sandbox: body.sandbox,
+      rateLimitPerMinute: body.rate_limit_per_minute,
+      actorUserId: principal.userId,
+    });
+    return reply.status(201).send({
+      data: {
+        id: key.id,
+        name: key.name,
+        key: key.secret,
+        scopes: key.scopes,
+        sandbox: key.sandbox,
+        rate_limit_per_minute: key.rateLimitPerMinute,
+        created_at: iso(key.createdAt),
+      },
+    });
+  });
+
+  app.get('/api/api-keys', async (request) => {
+    const keys = await listApiKeys(prisma, { org: principalOf(request).org.id, order: 'newest' });
+    return {
+      data: keys.map((key) => ({
+        id: key.id,
+        name: key.name,
+        key_prefix: key.keyPrefix,
+        scopes: key.scopes,
+        sandbox: key.sandbox,
+        rate_limit_per_minute: key.rateLimitPerMinute,
+        created_at: iso(key.createdAt),
+        revoked_at: iso(key.revokedAt),
+        last_used_at: iso(key.lastUsedAt),
+      })),
+    };
+  });
+
+  app.delete('/api/api-keys/:key_id', async (request) => {
+    const { key_id: keyId } = request.params as { key_id: string };
+    const principal = principalOf(request);
+    try {
+      const revoked = await revokeApiKey(prisma, { org: principal.org.id, id: keyId, actorUserId: principal.userId });
+      return { data: { id: revoked.id, revoked_at: iso(revoked.revokedAt) } };
+    } catch (error) {
+      if (error instanceof ApiKeyNotFoundError) throw new HttpError(errors.apiKeyNotFound);
+      throw error;
+    }
+  });
+}

@@ -1,0 +1,113 @@
+/**
+ * Per-key request budgets: a fixed one-minute window per API key (contract
+ * section 8), the key's own `rate_limit_per_minute` or the server default.
+ *
+ * With Redis every instance shares the window (rate-limiter-flexible on
+ * ioredis). If Redis stops answering, each instance keeps limiting on its own
+ * in-process window (the insurance limiter) and goes back to Redis as soon as
+ * it answers again; the outage and the recovery are logged once each.
+ */
+import { Redis } from 'ioredis';
+import { type RateLimiterAbstract, RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+
+const WINDOW_SECONDS = 60;
+
+export type RateDecision =
+  | { allowed: true; limit: number; remaining: number; resetSeconds: number }
+  | { allowed: false; limit: number; remaining: 0; resetSeconds: number; retryAfterSeconds: number };
+
+export interface KeyRateLimiter {
+  /** Spends one request of `subject`'s budget of `limit` per minute. */
+  consume(subject: string, limit: number): Promise<RateDecision>;
+  /** Resolves once Redis answers (at once without Redis); rejects after `timeoutMs`. */
+  ready(timeoutMs?: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+interface Logger {
+  warn(object: object, message: string): void;
+  info(object: object, message: string): void;
+}
+
+export interface RateLimiterOptions {
+  redisUrl?: string;
+  /** isolates one deployment's (or test's) counters from another's in a shared Redis */
+  keyPrefix?: string;
+  logger: Logger;
+}
+
+function decision(limit: number, result: RateLimiterRes, allowed: boolean): RateDecision {
+  const resetSeconds = Math.max(1, Math.ceil(result.msBeforeNext / 1000));
+  return allowed
+    ? { allowed, limit, remaining: Math.max(0, result.remainingPoints), resetSeconds }
+    : { allowed, limit, remaining: 0, resetSeconds, retryAfterSeconds: resetSeconds };
+}
+
+export function createKeyRateLimiter(options: RateLimiterOptions): KeyRateLimiter {
+  const prefix = options.keyPrefix ?? 'mg:rl';
+  const redis = options.redisUrl
+    ? new Redis(options.redisUrl, {
+        // Fail fast while disconnected, so the insurance limiter answers at once.
+        enableOfflineQueue: false,
+        maxRetriesPerRequest: 1,
+        connectTimeout: 2000,
+        retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
+      })
+    : null;
+  if (redis) {
+    let down = false;
+    redis.on('error', (error: Error) => {
+      if (down) return;
+      down = true;
+      options.logger.warn({ err: error.message }, 'Redis unreachable: rate limits fall back to in-process windows');
+    });
+    redis.on('ready', () => {
+      if (!down) return;
+      down = false;
+      options.logger.info({}, 'Redis reachable again: rate limits shared through Redis');
+    });
+  }
+
+  // One limiter per distinct budget: rate-limiter-flexible fixes `points` per limiter.
+  const limiters = new Map<number, RateLimiterAbstract>();
+  function limiterFor(limit: number): RateLimiterAbstract {
+    let limiter = limiters.get(limit);
+    if (!limiter) {
+      const common = { points: limit, duration: WINDOW_SECONDS, keyPrefix: `${prefix}:${limit}` };
+      limiter = redis
+        ? new RateLimiterRedis({
+            ...common,
+            storeClient: redis,
+            rejectIfRedisNotReady: true,
+            insuranceLimiter: new RateLimiterMemory(common),
+          })
+        : new RateLimiterMemory(common);
+      limiters.set(limit, limiter);
+    }
+    return limiter;
+  }
+
+  return {
+    async consume(subject, limit) {
+      try {
+        return decision(limit, await limiterFor(limit).consume(subject, 1), true);
+      } catch (rejection) {
+        if (rejection instanceof RateLimiterRes) return decision(limit, rejection, false);
+        throw rejection;
+      }
+    },
+    async ready(timeoutMs = 5000) {
+      if (!redis || redis.status === 'ready') return;
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`Redis not ready after ${timeoutMs} ms`)), timeoutMs);
+        redis.once('ready', () => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    },
+    async close() {
+      if (redis) redis.disconnect();
+    },
+  };
+}

@@ -1,0 +1,162 @@
+/**
+ * Per-key rate limits over HTTP: exact budgets, independent keys, headers,
+ * one budget shared by two instances through the real Redis, and falling
+ * back to in-process windows while a Redis of this test's own is down.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createKeyRateLimiter } from '../../src/limits/key-rate-limiter.js';
+import { registry } from '../fixtures/registry.js';
+import { buildTestInstance, silentLogger, startTestApp, type TestApp } from '../helpers/app.js';
+
+const redisUrl = process.env.REDIS_URL;
+
+const fixture = registry();
+const org = fixture.org({ slug: 'limits' });
+const three = org.key({ rate_limit_per_minute: 3 });
+const otherThree = org.key({ rate_limit_per_minute: 3 });
+const serverDefault = org.key({ rate_limit_per_minute: null });
+const sharedFive = org.key({ rate_limit_per_minute: 5 });
+org.metric({ name: 'Revenue' });
+
+function get(app: FastifyInstance, secret: string, url = '/api/v1/metrics') {
+  return app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${secret}` } });
+}
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await startTestApp({ fixture: fixture.build(), defaultRateLimit: 2 });
+});
+afterAll(() => t.close());
+
+describe('per-key rate limit (in process)', () => {
+  it('gives a key exactly its own budget, with the budget left in RateLimit headers', async () => {
+    const remaining: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const res = await get(t.app, three.secret);
+      expect(res.statusCode).toBe(200);
+      expect(res.headers['ratelimit-limit']).toBe('3');
+      remaining.push(String(res.headers['ratelimit-remaining']));
+    }
+    expect(remaining).toEqual(['2', '1', '0']);
+    const limited = await get(t.app, three.secret, '/api/v1/metrics/not-a-uuid');
+    // The limit comes before the route's own validation.
+    expect(limited.statusCode).toBe(429);
+    expect(limited.json()).toEqual({ error: 'Rate limit exceeded' });
+    const retryAfter = Number(limited.headers['retry-after']);
+    expect(Number.isInteger(retryAfter)).toBe(true);
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+  });
+
+  it('keeps keys independent', async () => {
+    expect((await get(t.app, otherThree.secret)).statusCode).toBe(200);
+  });
+
+  it('gives a key without its own limit the server default', async () => {
+    expect((await get(t.app, serverDefault.secret)).statusCode).toBe(200);
+    expect((await get(t.app, serverDefault.secret)).statusCode).toBe(200);
+    expect((await get(t.app, serverDefault.secret)).statusCode).toBe(429);
+  });
+
+  it('counts GraphQL requests against the same budget', async () => {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/graphql',
+      headers: { authorization: `Bearer ${three.secret}`, 'content-type': 'application/json' },
+      payload: { query: '{ metrics { pagination { total } } }' },
+    });
+    expect(res.statusCode).toBe(429);
+  });
+});
+
+describe.skipIf(!redisUrl)('per-key rate limit shared through Redis', () => {
+  it('enforces one budget across two instances', async () => {
+    const keyPrefix = `test:${randomBytes(6).toString('hex')}`;
+    const limiters = [0, 1].map(() => createKeyRateLimiter({ redisUrl, keyPrefix, logger: silentLogger }));
+    await Promise.all(limiters.map((limiter) => limiter.ready()));
+    const apps = await Promise.all(limiters.map((rateLimiter) => buildTestInstance(t.database, { rateLimiter })));
+    try {
+      const statuses: number[] = [];
+      for (let i = 0; i < 8; i++) {
+        statuses.push((await get(apps[i % 2] as FastifyInstance, sharedFive.secret)).statusCode);
+      }
+      expect(statuses).toEqual([200, 200, 200, 200, 200, 429, 429, 429]);
+    } finally {
+      for (const app of apps) await app.close();
+      for (const limiter of limiters) await limiter.close();
+    }
+  });
+});
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
+    });
+  });
+}
+
+async function startRedis(port: number): Promise<ChildProcess> {
+  const child = spawn('redis-server', [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+  ]);
+  await new Promise<void>((resolve, reject) => {
+    child.on('error', reject);
+    child.stdout?.on('data', (chunk: Buffer) => {
+      if (chunk.toString().includes('Ready to accept connections')) resolve();
+    });
+  });
+  return child;
+}
+
+describe.skipIf(!redisUrl)('a Redis outage', () => {
+  it('keeps serving on in-process windows and goes back to Redis when it returns', async () => {
+    const port = await freePort();
+    let redis = await startRedis(port);
+    const rateLimiter = createKeyRateLimiter({ redisUrl: `redis://127.0.0.1:${port}`, logger: silentLogger });
+    try {
+      await rateLimiter.ready();
+      const before = await rateLimiter.consume('outage', 100);
+      expect(before).toMatchObject({ allowed: true, remaining: 99 });
+
+      redis.kill('SIGKILL');
+      await new Promise((resolve) => redis.once('exit', resolve));
+      // Served by the insurance limiter, which starts its own window.
+      const during = await rateLimiter.consume('outage', 100);
+      expect(during.allowed).toBe(true);
+      const app = await buildTestInstance(t.database, { rateLimiter });
+      expect((await get(app, otherThree.secret)).statusCode).toBe(200);
+      await app.close();
+
+      redis = await startRedis(port);
+      // Longer than the client's reconnect back-off (at most 2 s).
+      await new Promise((resolve) => setTimeout(resolve, 2500));
+      // Back on Redis, which restarted empty: the window starts again (99
+      // left), where the insurance window would say 98.
+      const after = await rateLimiter.consume('outage', 100);
+      expect(after).toMatchObject({ allowed: true, remaining: 99 });
+      const probe = new Redis(`redis://127.0.0.1:${port}`);
+      expect(await probe.keys('*outage*')).toHaveLength(1);
+      probe.disconnect();
+    } finally {
+      await rateLimiter.close();
+      redis.kill('SIGKILL');
+    }
+  }, 30_000);
+});
