@@ -7,8 +7,9 @@
 import { randomUUID } from 'node:crypto';
 import { generateApiKey, hashSecret, keyPrefix } from '../auth/secrets.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
+import { isUuid } from '../uuid.js';
 import { AdminError } from './admin-error.js';
-import { isUuid, resolveOrganization } from './organization.js';
+import { resolveOrganization } from './organization.js';
 
 /** The scope pair of current keys; new keys get exactly this (contract, section on API keys). */
 export const CONTRACT_SCOPES: readonly string[] = ['canonical-metric-api:read', 'definition:read'];

@@ -3,14 +3,8 @@
  * every admin command accepts either.
  */
 import type { PrismaClient } from '../generated/prisma/client.js';
+import { isUuid } from '../uuid.js';
 import { AdminError } from './admin-error.js';
-
-/** Any 8-4-4-4-12 hex string: what PostgreSQL's uuid type accepts, so a lookup by it cannot fail on the cast. */
-const UUID_SHAPE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-export function isUuid(value: string): boolean {
-  return UUID_SHAPE.test(value);
-}
 
 export interface OrganizationRef {
   id: string;

@@ -4,8 +4,9 @@
  */
 import { generateSessionToken, hashSecret } from '../auth/secrets.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
+import { isUuid } from '../uuid.js';
 import { AdminError } from './admin-error.js';
-import { isUuid, resolveOrganization } from './organization.js';
+import { resolveOrganization } from './organization.js';
 
 export const DEFAULT_SESSION_TTL_HOURS = 24 * 30;
 

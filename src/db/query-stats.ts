@@ -26,13 +26,6 @@ export async function withQueryStats<T>(work: () => Promise<T>): Promise<{ resul
   return { result, stats };
 }
 
-/** Enters a counter for the rest of the current async context (a request). */
-export function enterQueryStats(): QueryStats {
-  const stats: QueryStats = { queries: 0, durationMs: 0 };
-  storage.enterWith(stats);
-  return stats;
-}
-
 export function currentQueryStats(): QueryStats | undefined {
   return storage.getStore();
 }

@@ -13,6 +13,7 @@ import { AGENT_CONTRACT_SCOPES, isAgentContractPair } from '../auth/scopes.js';
 import type { Principal, ServiceConfig } from '../context.js';
 import { badRequest, errors, HttpError } from '../errors.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
+import { firstHeader } from './headers.js';
 
 export interface ApiKeyRoutesDeps {
   prisma: PrismaClient;
@@ -51,11 +52,6 @@ function validationMessage(error: z.ZodError): string {
   return path && !issue.message.startsWith(path) ? `${path}: ${issue.message}` : issue.message;
 }
 
-function header(request: FastifyRequest, name: string): string | undefined {
-  const value = request.headers[name];
-  return Array.isArray(value) ? value[0] : value;
-}
-
 function hostOf(origin: string): string | null {
   try {
     return new URL(origin).host.toLowerCase();
@@ -79,18 +75,18 @@ function hostOf(origin: string): string | null {
  */
 function rejectCrossSite(request: FastifyRequest): void {
   if (request.method !== 'POST' && request.method !== 'DELETE') return;
-  const fetchSite = header(request, 'sec-fetch-site')?.toLowerCase();
+  const fetchSite = firstHeader(request, 'sec-fetch-site')?.toLowerCase();
   if (fetchSite === 'cross-site' || fetchSite === 'same-site') throw new HttpError(errors.forbidden);
-  const origin = header(request, 'origin');
+  const origin = firstHeader(request, 'origin');
   if (origin !== undefined) {
-    const host = header(request, 'host')?.toLowerCase();
+    const host = firstHeader(request, 'host')?.toLowerCase();
     if (!host || hostOf(origin) !== host) throw new HttpError(errors.forbidden);
   }
 }
 
 function requireJsonBody(request: FastifyRequest): void {
   if (request.method !== 'POST') return;
-  const mediaType = header(request, 'content-type')?.split(';')[0]?.trim().toLowerCase();
+  const mediaType = firstHeader(request, 'content-type')?.split(';')[0]?.trim().toLowerCase();
   if (mediaType !== 'application/json') throw new HttpError(errors.jsonContentTypeRequired);
 }
 

@@ -11,11 +11,7 @@ import type { Principal } from '../context.js';
 import { errors, HttpError } from '../errors.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import type { KeyRateLimiter } from '../limits/key-rate-limiter.js';
-
-function header(request: FastifyRequest, name: string): string | undefined {
-  const value = request.headers[name];
-  return Array.isArray(value) ? value[0] : value;
-}
+import { firstHeader } from './headers.js';
 
 export interface AccessDeps {
   prisma: PrismaClient;
@@ -60,7 +56,7 @@ export async function admitApiKey(
 async function requireApiKey(prisma: PrismaClient, request: FastifyRequest, scope: RequestedScope): Promise<Principal> {
   const result = await authenticateApiKey(
     prisma,
-    { authorization: header(request, 'authorization'), serviceEnv: header(request, SERVICE_ENV_HEADER) },
+    { authorization: firstHeader(request, 'authorization'), serviceEnv: firstHeader(request, SERVICE_ENV_HEADER) },
     scope,
   );
   if (!result.ok) throw new HttpError(result.error);
@@ -77,7 +73,7 @@ export async function admitApiKeyOrSession(
   reply: FastifyReply,
 ): Promise<Principal> {
   const sessionToken = request.cookies.session;
-  if (header(request, 'authorization') === undefined && sessionToken) {
+  if (firstHeader(request, 'authorization') === undefined && sessionToken) {
     const result = await authenticateSession(deps.prisma, sessionToken);
     if (!result.ok) throw new HttpError(result.error);
     await spendBudget(deps, reply, result.principal);

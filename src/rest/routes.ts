@@ -8,7 +8,8 @@ import { createContext, type ServiceConfig } from '../context.js';
 import { errors, HttpError } from '../errors.js';
 import { type AccessDeps, admitApiKey } from '../http/request-auth.js';
 import { pageParameter } from '../metric/list.js';
-import { DEFAULT_PAGE_SIZE, isUuid, MAX_PAGE_SIZE } from '../schema/metric-query.js';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../schema/metric-query.js';
+import { isUuid } from '../uuid.js';
 import { contractEnvelope, detailEnvelope, listEnvelope } from './envelopes.js';
 import { ListMetricsDocument, MetricContractDocument, MetricDetailDocument, runOperation } from './execute.js';
 

@@ -9,14 +9,10 @@ import {
   type SearchPage,
   searchMetricIds,
 } from '../metric/list.js';
+import { isUuid } from '../uuid.js';
 
 export const MAX_PAGE_SIZE = 100;
 export const DEFAULT_PAGE_SIZE = 20;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-export function isUuid(value: string): boolean {
-  return UUID.test(value);
-}
 
 const MetricFilter = builder.inputType('MetricFilter', {
   fields: (t) => ({
