@@ -5,6 +5,7 @@
 import type { PrismaClient } from './generated/prisma/client.js';
 import type { Plan, PricingState, Role } from './generated/prisma/enums.js';
 import { createMetricLoaders, type MetricLoaders } from './metric/loaders.js';
+import type { SummaryConfig } from './summaries/generator.js';
 
 export interface OrganizationInfo {
   id: string;
@@ -21,6 +22,8 @@ export type Principal =
 
 export interface ServiceConfig {
   publicAppUrl: string;
+  /** discussion summaries (SUMMARY_*); made once per app, it also keys the app's in-flight generations */
+  summaries: SummaryConfig;
 }
 
 export interface Context {

@@ -47,19 +47,47 @@ export function detailEnvelope(detail: DetailMetric) {
 type ContractMetric = NonNullable<MetricContractQuery['metric']>;
 
 /**
- * A supporting read that failed comes back null; consumers get the
- * conservative default (0, []) as contract section 4.3 says.
+ * Response headers of a `summary=true` contract (contract 4.3):
+ * `X-Discussion-Summary-Charged` (`0`/`1`) always, `X-Discussion-Summary`
+ * (no_discussion, timeout, ...) when discussion_summary is null.
  */
-export function contractEnvelope(contract: ContractMetric) {
+export type SummaryHeaders = Record<string, string>;
+
+/**
+ * A supporting read that failed comes back null; consumers get the
+ * conservative default (0, []) as contract section 4.3 says. The discussion
+ * summary is there only when the operation asked for it (`summary=true`);
+ * null means its read failed: no summary, not charged,
+ * `X-Discussion-Summary: discussion_unavailable`.
+ */
+export function contractEnvelope(contract: ContractMetric): { body: unknown; headers: SummaryHeaders | null } {
+  const { discussion_summary: summary, ...rest } = contract;
+  const data = {
+    ...rest,
+    challenges_count: contract.challenges_count ?? 0,
+    open_challenges_count: contract.open_challenges_count ?? 0,
+    discussion_thread_count: contract.discussion_thread_count ?? 0,
+    discussion_message_count: contract.discussion_message_count ?? 0,
+    agent_context_notes: contract.agent_context_notes ?? [],
+  };
+  if (summary === undefined) return { body: { data, meta }, headers: null };
+  const outcome = summary ?? {
+    text: null,
+    cache_hit: false,
+    charged: false,
+    degraded_reason: 'discussion_unavailable',
+  };
+  const headers: SummaryHeaders = { 'X-Discussion-Summary-Charged': outcome.charged ? '1' : '0' };
+  if (outcome.degraded_reason) headers['X-Discussion-Summary'] = outcome.degraded_reason;
   return {
-    data: {
-      ...contract,
-      challenges_count: contract.challenges_count ?? 0,
-      open_challenges_count: contract.open_challenges_count ?? 0,
-      discussion_thread_count: contract.discussion_thread_count ?? 0,
-      discussion_message_count: contract.discussion_message_count ?? 0,
-      agent_context_notes: contract.agent_context_notes ?? [],
+    body: {
+      data: {
+        ...data,
+        discussion_summary: outcome.text,
+        discussion_summary_meta: { cache_hit: outcome.cache_hit, charged: outcome.charged },
+      },
+      meta,
     },
-    meta,
+    headers,
   };
 }

@@ -83,11 +83,19 @@ export async function restRoutes(app: FastifyInstance, deps: RestDeps) {
   app.get('/api/v1/metrics/:id/contract', async (request, reply) => {
     const principal = await admitApiKey(access, request, reply, 'canonical-metric-api:read');
     const id = metricId(request);
-    const result = await runOperation(MetricContractDocument, { id }, createContext(prisma, principal, config));
+    // Only the exact value `true` asks for the discussion summary (which may bill the organization).
+    const summary = param(request.query as Query, 'summary') === 'true';
+    const result = await runOperation(
+      MetricContractDocument,
+      { id, summary },
+      createContext(prisma, principal, config),
+    );
     // Supporting reads degrade (envelopes.ts); only a failed metric read is fatal.
     const metricFailed = result.errors.some((error) => error.path?.length === 1);
     failIfErrors(request, result, metricFailed);
     if (!result.data?.metric) throw new HttpError(errors.metricNotFound);
-    return contractEnvelope(result.data.metric);
+    const { body, headers } = contractEnvelope(result.data.metric);
+    if (headers) reply.headers(headers);
+    return body;
   });
 }

@@ -1,8 +1,11 @@
 /** The Metric type: list item, detail and agent-contract fields. */
+import { GraphQLError, type GraphQLResolveInfo } from 'graphql';
 import { builder } from '../builder.js';
 import type { Metric } from '../generated/prisma/client.js';
 import { legacyStatus } from '../metric/lifecycle.js';
+import { summarize } from '../summaries/service.js';
 import { AgentContextNoteRef, ApprovedVersionRef, DisambiguationRef, DiscourseSummaryRef } from './agent-context.js';
+import { DiscussionSummaryRef } from './discussion-summary.js';
 import { LifecycleStatusEnum, MetricScopeEnum } from './enums.js';
 
 const ExecutionContextRef = builder.objectRef<Metric>('ExecutionContext').implement({
@@ -37,6 +40,12 @@ const BusinessDefinitionRef = builder.objectRef<Metric>('BusinessDefinition').im
     legacyDescription: t.exposeString('bdLegacyDescription'),
   }),
 });
+
+/** Whether a field is resolved for an element of a list (its path crosses a list index). */
+function insideList(path: GraphQLResolveInfo['path'] | undefined): boolean {
+  for (let step = path; step; step = step.prev) if (typeof step.key === 'number') return true;
+  return false;
+}
 
 /** Supporting reads are nullable: null means the read failed, not "none". */
 const supporting = { nullable: true } as const;
@@ -146,6 +155,20 @@ builder.prismaObject('Metric', {
       nullable: true,
       description: 'null when no thread has intent objection or proposal.',
       resolve: async (metric, _args, ctx) => (await ctx.loaders.stats.load(metric.id)).discourse,
+    }),
+    discussionSummary: t.field({
+      type: DiscussionSummaryRef,
+      ...supporting,
+      description:
+        'Summary of the discussion, from the cache or generated on a miss (billed to the organization of the ' +
+        'key or session on paid plans). null with an error when the discussion could not be read. ' +
+        'Only on `metric(id)`: asking it of every item of a list could generate and bill one summary per metric.',
+      resolve: (metric, _args, ctx, info) => {
+        if (insideList(info.path)) {
+          throw new GraphQLError('discussionSummary is only available on metric(id), not on lists of metrics');
+        }
+        return summarize(ctx, metric.id);
+      },
     }),
     canonicalUrl: t.string({
       description: 'The signed-in product page of the metric (not a public URL).',

@@ -342,9 +342,7 @@ describe('errors', () => {
 });
 
 describe('summary=true (contract 4.3)', () => {
-  // Not built yet: summaries come with the summaries issue. Remove `.skip`
-  // when they land.
-  it.skip('adds discussion_summary, discussion_summary_meta and X-Discussion-Summary-Charged', async () => {
+  it('adds discussion_summary, discussion_summary_meta and X-Discussion-Summary-Charged', async () => {
     const res = await t.get(`/api/v1/metrics/${full.id}/contract?summary=true`, key.secret);
     const data = expectOk(res).data;
     expect(data).toHaveProperty('discussion_summary');
