@@ -3,22 +3,32 @@
  * Tests build it and call it in process.
  */
 import fastifyCookie from '@fastify/cookie';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import { createLastUsedRecorder } from './auth/last-used.js';
 import { createContext, type ServiceConfig } from './context.js';
 import type { Database } from './db/client.js';
 import { currentQueryStats, withQueryStats } from './db/query-stats.js';
 import { errors, HttpError } from './errors.js';
 import { createGraphqlServer, wantsGraphiql } from './graphql-server.js';
 import { apiKeyRoutes } from './http/admin-routes.js';
-import { type AccessDeps, admitApiKeyOrSession } from './http/request-auth.js';
+import { createMetrics, type Metrics } from './http/metrics.js';
+import { instrumentRequests, requestId } from './http/observability.js';
+import { type AccessDeps, admitApiKeyOrSession, type ThrottleConfig } from './http/request-auth.js';
 import type { KeyRateLimiter } from './limits/key-rate-limiter.js';
 import { restRoutes } from './rest/routes.js';
 
 export interface AppOptions {
   database: Database;
-  config: ServiceConfig & { serverTiming: boolean; trustProxy: boolean; defaultRateLimit: number };
+  config: ServiceConfig & {
+    serverTiming: boolean;
+    trustProxy: boolean;
+    defaultRateLimit: number;
+    throttle: ThrottleConfig;
+  };
   rateLimiter: KeyRateLimiter;
   logger?: FastifyBaseLogger;
+  /** default: a registry of this app's own (tests) */
+  metrics?: Metrics;
 }
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
@@ -28,9 +38,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
     trustProxy: config.trustProxy,
     bodyLimit: 1024 * 1024,
-    requestIdHeader: 'x-request-id',
+    requestIdHeader: false,
+    genReqId: requestId,
+    // One line per request of our own (src/http/observability.ts) instead of Fastify's two.
+    logController: new LogController({ requestIdLogLabel: 'requestId', disableRequestLogging: true }),
   });
   await app.register(fastifyCookie);
+  const metrics = options.metrics ?? createMetrics();
+  instrumentRequests(app, metrics);
 
   // Every request counts its SQL statements; SERVER_TIMING=1 reports them.
   app.addHook('onRequest', (_request, _reply, done) => {
@@ -55,6 +70,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       return reply.status(status).send({ error: error.message });
     }
     request.log.error({ err: error }, 'request failed');
+    metrics.dependencyErrors.inc({ dependency: 'database' });
     const isMetricRoute = request.routeOptions.url?.startsWith('/api/v1/metrics');
     const response = isMetricRoute ? errors.fetchFailed : errors.internal;
     return reply.status(response.status).send(response.body);
@@ -62,18 +78,35 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.setNotFoundHandler((_request, reply) => reply.status(404).send(errors.notFound.body));
 
   app.get('/healthz', async () => ({ status: 'ok' }));
+  // 503 while the database or a configured Redis does not answer. During
+  // shutdown Fastify answers 503 to every new request (return503OnClosing)
+  // while in-flight ones drain.
   app.get('/readyz', async (_request, reply) => {
-    try {
-      await prisma.$queryRaw`SELECT 1`;
-      return { status: 'ready' };
-    } catch {
-      return reply.status(503).send({ status: 'unavailable', database: 'down' });
-    }
+    const [database, redis] = await Promise.all([
+      prisma.$queryRaw`SELECT 1`.then(
+        () => true,
+        () => false,
+      ),
+      options.rateLimiter.reachable(),
+    ]);
+    const body = {
+      status: database && redis ? 'ready' : 'unavailable',
+      database: database ? 'up' : 'down',
+      redis: redis ? 'up' : 'down',
+    };
+    return reply.status(database && redis ? 200 : 503).send(body);
   });
 
-  const access: AccessDeps = { prisma, rateLimiter: options.rateLimiter, defaultRateLimit: config.defaultRateLimit };
+  const access: AccessDeps = {
+    prisma,
+    rateLimiter: options.rateLimiter,
+    defaultRateLimit: config.defaultRateLimit,
+    throttle: config.throttle,
+    metrics,
+    lastUsed: createLastUsedRecorder(prisma, (error) => app.log.warn({ err: error }, 'could not record last_used_at')),
+  };
   await app.register(restRoutes, { access, config });
-  await app.register(apiKeyRoutes, { prisma, config });
+  await app.register(apiKeyRoutes, { access });
 
   const yoga = createGraphqlServer(app.log);
   app.route({

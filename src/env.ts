@@ -13,6 +13,7 @@ export const envSchema = z
     NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
     PORT: z.coerce.number().int().min(0).max(65535).default(3000),
     HOST: z.string().min(1).default('127.0.0.1'),
+    METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
     DATABASE_URL: z
       .string()
       .regex(/^postgres(ql)?:\/\//, 'must be a postgresql:// URL')
@@ -23,6 +24,8 @@ export const envSchema = z
       .regex(/^rediss?:\/\//, 'must be a redis:// URL')
       .optional(),
     RATE_LIMIT_PER_MINUTE: positiveInt.default(60),
+    THROTTLE_PER_MINUTE: positiveInt.default(600),
+    THROTTLE_FAILURE_COST: positiveInt.default(10),
     PUBLIC_APP_URL: z.url().default('http://localhost:3000'),
     SUMMARY_PROVIDER: z.enum(['extractive', 'openai']).default('extractive'),
     SUMMARY_OPENAI_BASE_URL: z.url().optional(),

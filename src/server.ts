@@ -12,7 +12,9 @@ import { databaseTarget } from './db/adapter.js';
 import { openDatabase } from './db/client.js';
 import { env } from './env.js';
 import { loadFixture } from './fixtures/load.js';
+import { createMetrics, startMetricsServer } from './http/metrics.js';
 import { createKeyRateLimiter } from './limits/key-rate-limiter.js';
+import { summaryConfigFromEnv } from './summaries/config.js';
 
 const demoFixture = join(dirname(fileURLToPath(import.meta.url)), '..', 'prisma', 'fixtures', 'demo.json');
 
@@ -23,7 +25,12 @@ const logger = pino({
   // Never log a key, session token or cookie.
   redact: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'],
 });
-const rateLimiter = createKeyRateLimiter({ redisUrl: env.REDIS_URL, logger });
+const metrics = createMetrics();
+const rateLimiter = createKeyRateLimiter({
+  redisUrl: env.REDIS_URL,
+  logger,
+  onRedisError: () => metrics.dependencyErrors.inc({ dependency: 'redis' }),
+});
 // Start on the shared windows; if Redis is down the service still starts, on in-process ones.
 await rateLimiter.ready().catch((error: Error) => logger.warn({ err: error.message }, 'starting without Redis'));
 
@@ -50,12 +57,16 @@ const app = await buildApp({
   logger,
   config: {
     publicAppUrl: env.PUBLIC_APP_URL,
+    summaries: summaryConfigFromEnv(env),
     serverTiming: env.SERVER_TIMING,
     trustProxy: env.TRUST_PROXY,
     defaultRateLimit: env.RATE_LIMIT_PER_MINUTE,
+    throttle: { pointsPerMinute: env.THROTTLE_PER_MINUTE, failureCost: env.THROTTLE_FAILURE_COST },
   },
   rateLimiter,
+  metrics,
 });
+const metricsServer = env.METRICS_PORT ? await startMetricsServer(metrics, env.METRICS_PORT, env.HOST) : null;
 
 let closing = false;
 async function shutdown(signal: string) {
@@ -64,6 +75,7 @@ async function shutdown(signal: string) {
   app.log.info({ signal }, 'shutting down');
   try {
     await app.close();
+    metricsServer?.close();
     await rateLimiter.close();
     await database.close();
   } finally {
@@ -84,3 +96,4 @@ if (key) {
   console.log(`  open ${base}/graphql  (GraphiQL; send the key as an Authorization header)`);
 }
 console.log(`  ${base}/healthz  ${base}/readyz\n`);
+if (env.METRICS_PORT) console.log(`Prometheus metrics on http://${env.HOST}:${env.METRICS_PORT}/metrics\n`);

@@ -26,6 +26,11 @@ export async function withQueryStats<T>(work: () => Promise<T>): Promise<{ resul
   return { result, stats };
 }
 
+/** Runs background work (not part of the request) without counting it against the request. */
+export function outsideQueryStats<T>(work: () => T): T {
+  return storage.exit(work);
+}
+
 export function currentQueryStats(): QueryStats | undefined {
   return storage.getStore();
 }

@@ -8,16 +8,14 @@ import type {} from '@fastify/cookie';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { ApiKeyNotFoundError, createApiKey, listApiKeys, revokeApiKey } from '../admin/api-keys.js';
-import { authenticateSession } from '../auth/authenticate.js';
 import { AGENT_CONTRACT_SCOPES, isAgentContractPair } from '../auth/scopes.js';
-import type { Principal, ServiceConfig } from '../context.js';
+import type { Principal } from '../context.js';
 import { badRequest, errors, HttpError } from '../errors.js';
-import type { PrismaClient } from '../generated/prisma/client.js';
 import { firstHeader } from './headers.js';
+import { type AccessDeps, admitSession } from './request-auth.js';
 
 export interface ApiKeyRoutesDeps {
-  prisma: PrismaClient;
-  config: ServiceConfig;
+  access: AccessDeps;
 }
 
 type SessionPrincipal = Extract<Principal, { kind: 'session' }>;
@@ -93,13 +91,13 @@ function requireJsonBody(request: FastifyRequest): void {
 const iso = (date: Date | null) => (date === null ? null : date.toISOString());
 
 export async function apiKeyRoutes(app: FastifyInstance, deps: ApiKeyRoutesDeps) {
-  const { prisma } = deps;
+  const { access } = deps;
+  const { prisma } = access;
   const principals = new WeakMap<FastifyRequest, SessionPrincipal>();
 
-  async function requireAdminSession(request: FastifyRequest): Promise<SessionPrincipal> {
-    const result = await authenticateSession(prisma, request.cookies.session);
-    if (!result.ok) throw new HttpError(result.error);
-    const { principal } = result;
+  /** Throttle, session, per-user budget (as on /graphql), then the role. */
+  async function requireAdminSession(request: FastifyRequest, reply: FastifyReply): Promise<SessionPrincipal> {
+    const principal = await admitSession(access, request, reply);
     if (principal.kind !== 'session' || !ADMIN_ROLES.has(principal.role)) throw new HttpError(errors.forbidden);
     return principal;
   }
@@ -112,9 +110,9 @@ export async function apiKeyRoutes(app: FastifyInstance, deps: ApiKeyRoutesDeps)
 
   // onRequest runs before the body is read: a forged or unauthenticated
   // request is turned away without parsing what it sent.
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', async (request, reply) => {
     rejectCrossSite(request);
-    principals.set(request, await requireAdminSession(request));
+    principals.set(request, await requireAdminSession(request, reply));
     requireJsonBody(request);
   });
 

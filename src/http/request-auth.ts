@@ -1,23 +1,66 @@
 /**
- * Authentication of one HTTP request, in the order the service interface
- * fixes (the throttle and the per-key rate limit slot in around the key
- * checks). Failures become the documented error responses.
+ * Admission of one HTTP request, in the order the service interface fixes:
+ * pre-verification throttle, Authorization header and key format, key
+ * lookup, revoked, sandbox header, scope, per-key rate limit. Failures become
+ * the documented error responses.
  */
 import type {} from '@fastify/cookie';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { authenticateApiKey, authenticateSession, SERVICE_ENV_HEADER } from '../auth/authenticate.js';
+import { type AuthResult, authenticateApiKey, authenticateSession, SERVICE_ENV_HEADER } from '../auth/authenticate.js';
+import type { LastUsedRecorder } from '../auth/last-used.js';
 import type { RequestedScope } from '../auth/scopes.js';
 import type { Principal } from '../context.js';
 import { errors, HttpError } from '../errors.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import type { KeyRateLimiter } from '../limits/key-rate-limiter.js';
 import { firstHeader } from './headers.js';
+import type { Metrics } from './metrics.js';
+import { notePrincipal } from './observability.js';
+
+export interface ThrottleConfig {
+  /** points per client address per minute */
+  pointsPerMinute: number;
+  /** points a failed authentication costs (a successful one costs 1) */
+  failureCost: number;
+}
 
 export interface AccessDeps {
   prisma: PrismaClient;
   rateLimiter: KeyRateLimiter;
   /** requests per minute of a key without its own limit, and of a session user */
   defaultRateLimit: number;
+  throttle: ThrottleConfig;
+  lastUsed: LastUsedRecorder;
+  metrics: Metrics;
+}
+
+/**
+ * The pre-verification throttle: a per-client budget spent before any key
+ * lookup, so guessing keys is slow. It is keyed by the client address only
+ * and runs the same whatever the presented key is, so it reveals nothing
+ * about which keys or prefixes exist; a failed authentication then costs
+ * `failureCost` in all (see {@link authenticated}).
+ */
+async function throttle(deps: AccessDeps, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const decision = await deps.rateLimiter.consume(`client:${request.ip}`, deps.throttle.pointsPerMinute);
+  if (!decision.allowed) {
+    deps.metrics.rejections.inc({ limit: 'throttle' });
+    reply.header('Retry-After', decision.retryAfterSeconds);
+    throw new HttpError(errors.rateLimited);
+  }
+}
+
+/** Unwraps an authentication result; a 401 costs the client its failure surcharge first. */
+async function authenticated(deps: AccessDeps, request: FastifyRequest, result: AuthResult): Promise<Principal> {
+  if (result.ok) return result.principal;
+  if (result.error.status === 401) {
+    await deps.rateLimiter.penalize(
+      `client:${request.ip}`,
+      deps.throttle.pointsPerMinute,
+      deps.throttle.failureCost - 1,
+    );
+  }
+  throw new HttpError(result.error);
 }
 
 /**
@@ -36,48 +79,63 @@ async function spendBudget(deps: AccessDeps, reply: FastifyReply, principal: Pri
   reply.header('RateLimit-Remaining', decision.remaining);
   reply.header('RateLimit-Reset', decision.resetSeconds);
   if (!decision.allowed) {
+    deps.metrics.rejections.inc({ limit: 'key' });
     reply.header('Retry-After', decision.retryAfterSeconds);
     throw new HttpError(errors.rateLimited);
   }
 }
 
+function authenticateBearer(prisma: PrismaClient, request: FastifyRequest, scope: RequestedScope) {
+  return authenticateApiKey(
+    prisma,
+    { authorization: firstHeader(request, 'authorization'), serviceEnv: firstHeader(request, SERVICE_ENV_HEADER) },
+    scope,
+  );
+}
+
+/** Throttle, authenticate, spend the caller's budget, note the key's use. */
+async function admit(
+  deps: AccessDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  authenticate: () => Promise<AuthResult>,
+): Promise<Principal> {
+  await throttle(deps, request, reply);
+  const principal = await authenticated(deps, request, await authenticate());
+  notePrincipal(request, principal);
+  await spendBudget(deps, reply, principal);
+  if (principal.kind === 'api_key') deps.lastUsed.touch(principal.keyId);
+  return principal;
+}
+
 /** Bearer API key with the requested scope, within its rate limit; throws HttpError otherwise. */
-export async function admitApiKey(
+export function admitApiKey(
   deps: AccessDeps,
   request: FastifyRequest,
   reply: FastifyReply,
   scope: RequestedScope,
 ): Promise<Principal> {
-  const principal = await requireApiKey(deps.prisma, request, scope);
-  await spendBudget(deps, reply, principal);
-  return principal;
+  return admit(deps, request, reply, () => authenticateBearer(deps.prisma, request, scope));
 }
 
-async function requireApiKey(prisma: PrismaClient, request: FastifyRequest, scope: RequestedScope): Promise<Principal> {
-  const result = await authenticateApiKey(
-    prisma,
-    { authorization: firstHeader(request, 'authorization'), serviceEnv: firstHeader(request, SERVICE_ENV_HEADER) },
-    scope,
-  );
-  if (!result.ok) throw new HttpError(result.error);
-  return result.principal;
+/** A signed-in session (cookie), throttled and rate-limited per user like a key. */
+export function admitSession(deps: AccessDeps, request: FastifyRequest, reply: FastifyReply): Promise<Principal> {
+  return admit(deps, request, reply, () => authenticateSession(deps.prisma, request.cookies.session));
 }
 
 /**
  * GraphQL callers: an Authorization header means an API key (checked like
  * GET /api/v1/metrics); without one, a signed-in session cookie is accepted.
  */
-export async function admitApiKeyOrSession(
+export function admitApiKeyOrSession(
   deps: AccessDeps,
   request: FastifyRequest,
   reply: FastifyReply,
 ): Promise<Principal> {
   const sessionToken = request.cookies.session;
-  if (firstHeader(request, 'authorization') === undefined && sessionToken) {
-    const result = await authenticateSession(deps.prisma, sessionToken);
-    if (!result.ok) throw new HttpError(result.error);
-    await spendBudget(deps, reply, result.principal);
-    return result.principal;
-  }
-  return admitApiKey(deps, request, reply, 'metrics:read');
+  return admit(deps, request, reply, () =>
+    firstHeader(request, 'authorization') === undefined && sessionToken
+      ? authenticateSession(deps.prisma, sessionToken)
+      : authenticateBearer(deps.prisma, request, 'metrics:read'),
+  );
 }

@@ -17,8 +17,12 @@ export type RateDecision =
   | { allowed: false; limit: number; remaining: 0; resetSeconds: number; retryAfterSeconds: number };
 
 export interface KeyRateLimiter {
-  /** Spends one request of `subject`'s budget of `limit` per minute. */
-  consume(subject: string, limit: number): Promise<RateDecision>;
+  /** Spends `cost` (default 1) of `subject`'s budget of `limit` per minute. */
+  consume(subject: string, limit: number, cost?: number): Promise<RateDecision>;
+  /** Spends `cost` more of the budget without asking for an answer (a failed attempt's surcharge). */
+  penalize(subject: string, limit: number, cost: number): Promise<void>;
+  /** Whether the shared store answers (always true without Redis). */
+  reachable(): Promise<boolean>;
   /** Resolves once Redis answers (at once without Redis); rejects after `timeoutMs`. */
   ready(timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
@@ -34,6 +38,8 @@ export interface RateLimiterOptions {
   /** isolates one deployment's (or test's) counters from another's in a shared Redis */
   keyPrefix?: string;
   logger: Logger;
+  /** every Redis connection error, for metrics (the log says only the first of an outage) */
+  onRedisError?: () => void;
 }
 
 function decision(limit: number, result: RateLimiterRes, allowed: boolean): RateDecision {
@@ -57,6 +63,7 @@ export function createKeyRateLimiter(options: RateLimiterOptions): KeyRateLimite
   if (redis) {
     let down = false;
     redis.on('error', (error: Error) => {
+      options.onRedisError?.();
       if (down) return;
       down = true;
       options.logger.warn({ err: error.message }, 'Redis unreachable: rate limits fall back to in-process windows');
@@ -88,13 +95,25 @@ export function createKeyRateLimiter(options: RateLimiterOptions): KeyRateLimite
   }
 
   return {
-    async consume(subject, limit) {
+    async consume(subject, limit, cost = 1) {
       try {
-        return decision(limit, await limiterFor(limit).consume(subject, 1), true);
+        return decision(limit, await limiterFor(limit).consume(subject, cost), true);
       } catch (rejection) {
         if (rejection instanceof RateLimiterRes) return decision(limit, rejection, false);
         throw rejection;
       }
+    },
+    async reachable() {
+      if (!redis) return true;
+      if (redis.status !== 'ready') return false;
+      try {
+        return (await redis.ping()) === 'PONG';
+      } catch {
+        return false;
+      }
+    },
+    async penalize(subject, limit, cost) {
+      if (cost > 0) await limiterFor(limit).penalty(subject, cost);
     },
     async ready(timeoutMs = 5000) {
       if (!redis || redis.status === 'ready') return;

@@ -3,10 +3,13 @@
  * loaded. Requests go through `app.inject` (no socket).
  */
 import { readFileSync } from 'node:fs';
-import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import { loadFixture } from '../../src/fixtures/load.js';
+import type { Metrics } from '../../src/http/metrics.js';
+import type { ThrottleConfig } from '../../src/http/request-auth.js';
 import { createKeyRateLimiter, type KeyRateLimiter } from '../../src/limits/key-rate-limiter.js';
+import type { SummaryConfig } from '../../src/summaries/generator.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 
 export const demoFixture = JSON.parse(
@@ -14,6 +17,12 @@ export const demoFixture = JSON.parse(
 );
 
 export const TEST_PUBLIC_APP_URL = 'https://app.test.example';
+
+export const TEST_SUMMARIES: SummaryConfig = {
+  provider: { kind: 'extractive' },
+  timeoutMs: 10_000,
+  defaultDailyCap: 500,
+};
 
 export interface TestApp {
   app: FastifyInstance;
@@ -31,6 +40,14 @@ export interface TestAppOptions {
   /** default: an in-process limiter of this app alone */
   rateLimiter?: KeyRateLimiter;
   defaultRateLimit?: number;
+  /** default: extractive, 10 s timeout, 500 a day (TEST_SUMMARIES) */
+  summaries?: Partial<SummaryConfig>;
+  /** default: a registry of the app's own */
+  metrics?: Metrics;
+  /** default: no logging */
+  logger?: FastifyBaseLogger;
+  /** default: generous enough that no suite trips it unless it means to */
+  throttle?: ThrottleConfig;
 }
 
 /** Builds one more app (an instance) over an existing test database. */
@@ -41,12 +58,16 @@ export async function buildTestInstance(
   const rateLimiter = options.rateLimiter ?? createKeyRateLimiter({ logger: silentLogger });
   const app = await buildApp({
     database,
+    logger: options.logger,
+    metrics: options.metrics,
     rateLimiter,
     config: {
       publicAppUrl: options.publicAppUrl ?? TEST_PUBLIC_APP_URL,
+      summaries: { ...TEST_SUMMARIES, ...options.summaries },
       serverTiming: options.serverTiming ?? false,
       trustProxy: false,
       defaultRateLimit: options.defaultRateLimit ?? 60,
+      throttle: options.throttle ?? { pointsPerMinute: 100_000, failureCost: 10 },
     },
   });
   if (!options.rateLimiter) app.addHook('onClose', () => rateLimiter.close());

@@ -142,7 +142,9 @@ describe.skipIf(!redisUrl)('a Redis outage', () => {
       expect(during.allowed).toBe(true);
       const app = await buildTestInstance(t.database, { rateLimiter });
       expect((await get(app, otherThree.secret)).statusCode).toBe(200);
-      await app.close();
+      const notReady = await app.inject({ method: 'GET', url: '/readyz' });
+      expect(notReady.statusCode).toBe(503);
+      expect(notReady.json()).toMatchObject({ database: 'up', redis: 'down' });
 
       redis = await startRedis(port);
       // Longer than the client's reconnect back-off (at most 2 s).
@@ -154,6 +156,8 @@ describe.skipIf(!redisUrl)('a Redis outage', () => {
       const probe = new Redis(`redis://127.0.0.1:${port}`);
       expect(await probe.keys('*outage*')).toHaveLength(1);
       probe.disconnect();
+      expect((await app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
+      await app.close();
     } finally {
       await rateLimiter.close();
       redis.kill('SIGKILL');

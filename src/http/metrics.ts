@@ -1,0 +1,54 @@
+/**
+ * Prometheus metrics (prom-client), served on their own listener
+ * (METRICS_PORT, off by default) so that they are never exposed with the API.
+ */
+import { createServer, type Server } from 'node:http';
+import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+
+export function createMetrics() {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const registers = [registry];
+  return {
+    registry,
+    requestDuration: new Histogram({
+      name: 'http_request_duration_seconds',
+      help: 'HTTP request duration by route and status',
+      labelNames: ['method', 'route', 'status'] as const,
+      buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers,
+    }),
+    rejections: new Counter({
+      name: 'rate_limit_rejections_total',
+      help: 'Requests refused with 429, by limit (key: per-key or per-user budget, throttle: pre-verification)',
+      labelNames: ['limit'] as const,
+      registers,
+    }),
+    dependencyErrors: new Counter({
+      name: 'dependency_errors_total',
+      help: 'Failures of the database or Redis seen while serving',
+      labelNames: ['dependency'] as const,
+      registers,
+    }),
+  };
+}
+
+export type Metrics = ReturnType<typeof createMetrics>;
+
+/** A listener that answers GET /metrics and nothing else. */
+export function startMetricsServer(metrics: Metrics, port: number, host: string): Promise<Server> {
+  const server = createServer((request, response) => {
+    if (request.method !== 'GET' || request.url !== '/metrics') {
+      response.writeHead(404, { 'content-type': 'application/json; charset=utf-8' }).end('{"error":"Not found"}');
+      return;
+    }
+    metrics.registry.metrics().then(
+      (body) => response.writeHead(200, { 'content-type': metrics.registry.contentType }).end(body),
+      () => response.writeHead(500).end(),
+    );
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve(server));
+  });
+}
