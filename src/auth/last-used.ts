@@ -27,12 +27,15 @@ export function createLastUsedRecorder(
       if (previous !== undefined && time - previous < INTERVAL_MS) return;
       for (const [id, at] of writtenAt) if (time - at >= INTERVAL_MS) writtenAt.delete(id);
       writtenAt.set(keyId, time);
-      outsideQueryStats(
-        () =>
-          prisma.$executeRaw`
+      // A Prisma query starts when it is awaited: attach the handler inside,
+      // so that the query runs (and is counted) outside the request.
+      outsideQueryStats(() => {
+        prisma.$executeRaw`
           UPDATE api_key SET last_used_at = now()
-          WHERE id = ${keyId}::uuid AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`,
-      ).catch(onError);
+          WHERE id = ${keyId}::uuid AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`.catch(
+          onError,
+        );
+      });
     },
   };
 }

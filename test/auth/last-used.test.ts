@@ -73,3 +73,22 @@ describe('last_used_at', () => {
     expect(errors).toEqual([]);
   });
 });
+
+describe('last_used_at and the statement count', () => {
+  it('is not counted against the request that triggers the write', async () => {
+    const local = registry();
+    const localOrg = local.org({ slug: 'last-used-count' });
+    const fresh = localOrg.key();
+    const app = await startTestApp({ fixture: local.build(), serverTiming: true });
+    try {
+      const res = await app.get('/api/v1/metrics', fresh.secret);
+      expect(res.headers['server-timing']).toMatch(/desc="3 queries"/);
+      await eventually(
+        async () => (await app.database.prisma.apiKey.findUniqueOrThrow({ where: { id: fresh.id } })).lastUsedAt,
+        (value) => value !== null,
+      );
+    } finally {
+      await app.close();
+    }
+  });
+});
