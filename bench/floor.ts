@@ -1,0 +1,371 @@
+/**
+ * The floor: the same three REST routes from the same tables, as directly as
+ * Node can serve them — node:http, one pg Pool (as large as the service's),
+ * hand-written SQL, no framework, ORM or GraphQL. Two statements a request
+ * (the key lookup by hash, then one statement for the route), no rate
+ * limiting. It is what the service is measured against, not a second
+ * implementation: it supports what the bench sends (page, pageSize, q).
+ *
+ * Run: DATABASE_URL=... PORT=... PUBLIC_APP_URL=... node --import tsx bench/floor.ts
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import pg from 'pg';
+import { API_KEY_PATTERN, hashSecret } from '../src/auth/secrets.js';
+import { type ErrorResponse, errors } from '../src/errors.js';
+import { isUuid } from '../src/uuid.js';
+
+type Row = Record<string, unknown>;
+interface Org {
+  id: string;
+  slug: string;
+  fiscal: number;
+}
+
+const meta = { apiVersion: 'v1' };
+const BEARER = /^Bearer ([^\s]+)$/i;
+const SATISFIED_BY = {
+  'metrics:read': ['metrics:read', 'canonical-metric-api:read', 'definition:read'],
+  'canonical-metric-api:read': ['canonical-metric-api:read', 'metrics:read'],
+} as const;
+
+/** ISO 8601 UTC with milliseconds, as Date.toISOString() writes it. */
+const iso = (col: string) => `to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+const LIST_COLUMNS = `m.id, m.name, m.description, m.policy_tier, m.owner_team, m.lifecycle_status::text, m.definition_version,
+  m.scope::text, m.domain_id, ${iso('m.created_at')} AS created_at, ${iso('m.updated_at')} AS updated_at, m.concept_name, m.template_name`;
+
+const LEGACY: Record<string, string> = {
+  DRAFT: 'draft',
+  VALIDATED: 'review',
+  CANDIDATE: 'review',
+  APPROVED: 'approved',
+  RELEASED: 'approved',
+  DEPRECATED: 'deprecated',
+};
+
+function listItem(r: Row) {
+  return {
+    id: r.id,
+    name: r.name,
+    description: r.description,
+    policy_tier: r.policy_tier,
+    owner_team: r.owner_team,
+    status: LEGACY[r.lifecycle_status as string],
+    lifecycle_status: r.lifecycle_status,
+    definition_version: r.definition_version,
+    scope: r.scope,
+    domain_id: r.domain_id,
+    created_at: r.created_at,
+    updated_at: r.updated_at,
+    concept_name: r.concept_name,
+    template_name: r.template_name,
+  };
+}
+
+/** Disambiguation candidates of m.id, as one JSON array (same union, dedupe and order as src/metric/loaders.ts). */
+const DISAMBIGUATION = `(SELECT coalesce(json_agg(json_build_object('metric_id', c.other_id, 'key', c.key, 'name', c.name,
+    'lifecycle_status', c.lifecycle_status, 'relation', c.relation) ORDER BY c.relation, c.name, c.other_id), '[]')
+  FROM (SELECT DISTINCT ON (u.other_id, u.relation) u.* FROM (
+    SELECT o.id::text AS other_id, o.key, o.name, o.lifecycle_status::text AS lifecycle_status, r.kind::text AS relation
+    FROM metric_relationship r JOIN metric o ON o.id = r.target_metric_id
+    WHERE r.metric_id = m.id AND r.kind IN ('variant_of', 'supersedes', 'conflicts_with')
+    UNION ALL
+    SELECT o.id::text, o.key, o.name, o.lifecycle_status::text,
+      CASE r.kind WHEN 'variant_of' THEN 'has_variant' WHEN 'supersedes' THEN 'superseded_by' ELSE 'conflicts_with' END
+    FROM metric_relationship r JOIN metric o ON o.id = r.metric_id
+    WHERE r.target_metric_id = m.id AND r.kind IN ('variant_of', 'supersedes', 'conflicts_with')) u) c) AS candidates`;
+
+const DETAIL_SQL = `SELECT m.id, m.org_id, m.project_id, m.metric_type, m.key, m.name, m.description, m.definition_version,
+  m.policy_tier, m.owner_team, m.owner_display_name, m.tags, m.concept_name, m.template_name, m.sql_expression, m.grains,
+  m.default_grain, m.dimensions, m.filters, m.source_refs, m.expression, m.dependencies, m.domain_id, m.time_semantics,
+  m.deprecated_framing_rules, m.dimension_map, m.column_aliases, m.resolved_parameters, m.rendered_sql_examples,
+  m.latest_closed_period, m.approver_role, m.approver_user, m.approved_at, m.effective_from, m.effective_to,
+  m.next_review_date, m.approval_state, m.consumer_contexts, m.policy_examples, m.lifecycle_status::text AS lifecycle, m.scope::text AS scope_text,
+  ${iso('m.created_at')} AS created_iso, ${iso('m.updated_at')} AS updated_iso,
+  (SELECT coalesce(json_agg(json_build_object('kind', r.kind, 'target_metric_id', r.target_metric_id,
+      'target', json_build_object('key', t.key, 'name', t.name, 'lifecycle_status', t.lifecycle_status))
+      ORDER BY r.kind, r.target_metric_id), '[]')
+    FROM metric_relationship r JOIN metric t ON t.id = r.target_metric_id WHERE r.metric_id = m.id) AS relationships,
+  (SELECT coalesce(json_agg(json_build_object('id', a.id, 'version_id', a.version_id, 'approver_user_id', a.approver_user_id,
+      'approver_role', a.approver_role, 'decision', a.decision, 'decided_at', ${iso('a.decided_at')}, 'comment', a.comment)
+      ORDER BY a.decided_at DESC, a.id), '[]')
+    FROM approval a WHERE a.metric_id = m.id) AS approvals,
+  (SELECT coalesce(json_agg(json_build_object('id', v.id, 'definition_version', v.definition_version, 'status', v.status,
+      'released_at', ${iso('v.released_at')}, 'change_summary', v.change_summary)
+      ORDER BY v.released_at DESC NULLS LAST, v.id), '[]')
+    FROM metric_version v WHERE v.metric_id = m.id) AS versions,
+  ${DISAMBIGUATION}
+FROM metric m WHERE m.id = $1 AND m.org_id = $2`;
+
+const CONTRACT_SQL = `SELECT m.id, m.name, m.bd_included, m.bd_excluded, m.bd_time_window, m.bd_caveats, m.bd_legacy_description,
+  m.lifecycle_status::text AS lifecycle,
+  c.challenges_count, c.open_challenges_count, t.thread_count, t.has_discourse, t.open_objections_count, t.open_proposals_count,
+  g.message_count, ${iso('v.last_validated_at')} AS last_validated_at,
+  ${iso('GREATEST(t.last_thread_at, g.last_message_at)')} AS last_activity_at,
+  cv.id::text AS version_id, cv.definition_version AS version_definition, ${iso('cv.released_at')} AS version_released_at,
+  (SELECT coalesce(json_agg(json_build_object('message_id', n.id, 'thread_id', n.thread_id, 'intent', n.intent,
+      'author_display_name', n.author_display_name, 'body', n.body, 'pinned_at', ${iso('n.pinned_at')},
+      'created_at', ${iso('n.created_at')}) ORDER BY n.pinned_at DESC, n.id), '[]')
+    FROM (SELECT g.id, g.thread_id, t.intent, u.display_name AS author_display_name, g.body, g.pinned_at, g.created_at
+      FROM message g JOIN thread t ON t.id = g.thread_id JOIN app_user u ON u.id = g.author_user_id
+      WHERE g.metric_id = m.id AND g.pinned_at IS NOT NULL AND g.deleted_at IS NULL
+      ORDER BY g.pinned_at DESC, g.id LIMIT 10) n) AS notes,
+  ${DISAMBIGUATION}
+FROM metric m
+CROSS JOIN LATERAL (SELECT count(*)::int AS challenges_count, (count(*) FILTER (WHERE status = 'open'))::int AS open_challenges_count
+  FROM challenge WHERE metric_id = m.id) c
+CROSS JOIN LATERAL (SELECT count(*)::int AS thread_count, bool_or(intent IN ('objection', 'proposal')) IS TRUE AS has_discourse,
+  (count(*) FILTER (WHERE intent = 'objection' AND resolution_status = 'open'))::int AS open_objections_count,
+  (count(*) FILTER (WHERE intent = 'proposal' AND resolution_status = 'open'))::int AS open_proposals_count,
+  max(created_at) AS last_thread_at FROM thread WHERE metric_id = m.id) t
+CROSS JOIN LATERAL (SELECT count(*)::int AS message_count, max(created_at) AS last_message_at
+  FROM message WHERE metric_id = m.id AND deleted_at IS NULL) g
+CROSS JOIN LATERAL (SELECT max(ran_at) AS last_validated_at FROM validation WHERE metric_id = m.id) v
+LEFT JOIN LATERAL (SELECT id, definition_version, released_at FROM metric_version
+  WHERE metric_id = m.id AND status IN ('released', 'approved') ORDER BY released_at DESC NULLS LAST, id LIMIT 1) cv ON TRUE
+WHERE m.id = $1 AND m.org_id = $2`;
+
+function disambiguation(candidates: { metric_id: string; relation: string }[]) {
+  if (!candidates.length) return null;
+  return {
+    preferred_metric_id: candidates.find((c) => c.relation === 'superseded_by')?.metric_id ?? null,
+    candidates,
+  };
+}
+
+class Failure extends Error {
+  constructor(readonly response: ErrorResponse) {
+    super(response.status.toString());
+  }
+}
+
+export function createFloor(pool: pg.Pool, publicAppUrl: string) {
+  const base = publicAppUrl.replace(/\/+$/, '');
+
+  async function authenticate(req: IncomingMessage, scope: keyof typeof SATISFIED_BY): Promise<Org> {
+    const authorization = req.headers.authorization;
+    if (!authorization) throw new Failure(errors.missingAuthorization);
+    const secret = BEARER.exec(authorization)?.[1];
+    if (!secret) throw new Failure(errors.invalidAuthorizationFormat);
+    if (!API_KEY_PATTERN.test(secret)) throw new Failure(errors.invalidApiKeyFormat);
+    const { rows } = await pool.query(
+      `SELECT k.scopes, k.sandbox, k.revoked_at, o.id, o.slug, o.fiscal_calendar_start_month AS fiscal
+       FROM api_key k JOIN organization o ON o.id = k.org_id WHERE k.key_hash = $1`,
+      [hashSecret(secret)],
+    );
+    const key = rows[0] as ({ scopes: string[]; sandbox: boolean; revoked_at: Date | null } & Org) | undefined;
+    if (!key) throw new Failure(errors.invalidApiKey);
+    if (key.revoked_at) throw new Failure(errors.revokedApiKey);
+    if (key.sandbox && req.headers['x-service-env'] !== 'sandbox') throw new Failure(errors.sandboxKeyRequiresSandbox);
+    if (!key.scopes.some((s) => (SATISFIED_BY[scope] as readonly string[]).includes(s))) {
+      throw new Failure(errors.insufficientScope);
+    }
+    return key;
+  }
+
+  function pageParameter(value: string | null, fallback: number, max: number): number {
+    if (value === null || !/^\d+$/.test(value)) return fallback;
+    const parsed = Number(value);
+    return parsed < 1 ? fallback : Math.min(parsed, max);
+  }
+
+  async function list(org: Org, params: URLSearchParams) {
+    const page = pageParameter(params.get('page'), 1, 2 ** 31 - 1);
+    const pageSize = pageParameter(params.get('pageSize'), 20, 100);
+    const skip = (page - 1) * pageSize;
+    const q = params.get('q');
+    let rows: Row[];
+    let countSql: string;
+    let countParams: unknown[];
+    if (q?.trim()) {
+      const text = q.trim().toLowerCase();
+      const escaped = text.replace(/[\\%_]/g, (c) => `\\${c}`);
+      const matches = `FROM metric m, websearch_to_tsquery('english', $2) AS tsq
+        WHERE m.org_id = $1 AND (m.search_vector @@ tsq OR $2 <% m.search_text OR m.search_text LIKE $3)`;
+      ({ rows } = await pool.query(
+        `SELECT ${LIST_COLUMNS}, count(*) OVER ()::int AS total ${matches}
+         ORDER BY (CASE WHEN lower(m.name) = $2 THEN 2 WHEN lower(m.name) LIKE $4 THEN 1 ELSE 0 END) DESC,
+           ts_rank(m.search_vector, tsq) + word_similarity($2, m.search_text) DESC, m.name, m.id
+         OFFSET $5 LIMIT $6`,
+        [org.id, text, `%${escaped}%`, `${escaped}%`, skip, pageSize],
+      ));
+      countSql = `SELECT count(*)::int AS total ${matches}`;
+      countParams = [org.id, text, `%${escaped}%`];
+    } else {
+      ({ rows } = await pool.query(
+        `SELECT ${LIST_COLUMNS}, (SELECT count(*)::int FROM metric WHERE org_id = $1) AS total
+         FROM metric m WHERE m.org_id = $1 ORDER BY m.name, m.id OFFSET $2 LIMIT $3`,
+        [org.id, skip, pageSize],
+      ));
+      countSql = 'SELECT count(*)::int AS total FROM metric WHERE org_id = $1';
+      countParams = [org.id];
+    }
+    let total = (rows[0]?.total as number | undefined) ?? 0;
+    if (!rows.length && skip > 0) total = (await pool.query(countSql, countParams)).rows[0].total as number;
+    return {
+      data: rows.map(listItem),
+      pagination: { page, pageSize, total, totalPages: Math.ceil(total / pageSize) },
+      meta,
+    };
+  }
+
+  async function detail(org: Org, id: string) {
+    const r = (await pool.query(DETAIL_SQL, [id, org.id])).rows[0] as Row | undefined;
+    if (!r) throw new Failure(errors.metricNotFound);
+    const metric = {
+      id: r.id,
+      org_id: r.org_id,
+      project_id: r.project_id,
+      metric_type: r.metric_type,
+      key: r.key,
+      name: r.name,
+      description: r.description,
+      definition_version: r.definition_version,
+      status: LEGACY[r.lifecycle as string],
+      policy_tier: r.policy_tier,
+      owner_team: r.owner_team,
+      owner_display_name: r.owner_display_name,
+      tags: r.tags,
+      concept_name: r.concept_name,
+      template_name: r.template_name,
+      sql_expression: r.sql_expression,
+      grains: r.grains,
+      default_grain: r.default_grain,
+      dimensions: r.dimensions,
+      filters: r.filters,
+      source_refs: r.source_refs,
+      expression: r.expression,
+      dependencies: r.dependencies,
+      lifecycle_status: r.lifecycle,
+      scope: r.scope_text,
+      domain_id: r.domain_id,
+      created_at: r.created_iso,
+      updated_at: r.updated_iso,
+    };
+    return {
+      data: {
+        metric,
+        relationships: r.relationships,
+        approvals: r.approvals,
+        versionHistory: r.versions,
+        fiscal_calendar_start_month: org.fiscal,
+        time_semantics: r.time_semantics,
+        deprecated_framing_rules: r.deprecated_framing_rules,
+        dimension_map: r.dimension_map,
+        column_aliases: r.column_aliases,
+        execution_context: {
+          resolved_parameters: r.resolved_parameters,
+          rendered_sql_examples: r.rendered_sql_examples,
+          latest_closed_period: r.latest_closed_period,
+        },
+        governance_facts: {
+          owner_team: r.owner_team,
+          approver_role: r.approver_role,
+          approver_user: r.approver_user,
+          approved_at: r.approved_at,
+          lifecycle_status: r.lifecycle,
+          current_version: r.definition_version,
+          effective_from: r.effective_from,
+          effective_to: r.effective_to,
+          next_review_date: r.next_review_date,
+        },
+        approval_state: r.approval_state,
+        consumer_contexts: r.consumer_contexts,
+        requires_disambiguation: disambiguation(r.candidates as { metric_id: string; relation: string }[]),
+        policy_examples: r.policy_examples,
+      },
+      meta,
+    };
+  }
+
+  async function contract(org: Org, id: string) {
+    const r = (await pool.query(CONTRACT_SQL, [id, org.id])).rows[0] as Row | undefined;
+    if (!r) throw new Failure(errors.metricNotFound);
+    return {
+      data: {
+        metric_id: r.id,
+        name: r.name,
+        business_definition: {
+          included: r.bd_included,
+          excluded: r.bd_excluded,
+          time_window: r.bd_time_window,
+          caveats: r.bd_caveats,
+          legacy_description: r.bd_legacy_description,
+        },
+        current_approved_version:
+          r.version_id && r.version_definition !== null
+            ? { id: r.version_id, definition_version: r.version_definition, released_at: r.version_released_at }
+            : null,
+        last_validated_at: r.last_validated_at,
+        lifecycle_status: r.lifecycle,
+        challenges_count: r.challenges_count,
+        open_challenges_count: r.open_challenges_count,
+        requires_disambiguation: disambiguation(r.candidates as { metric_id: string; relation: string }[]),
+        canonical_url: `${base}/${org.slug}/metrics/${r.id}`,
+        discussion_thread_count: r.thread_count,
+        discussion_message_count: r.message_count,
+        agent_context_notes: r.notes,
+        discourse_summary: r.has_discourse
+          ? {
+              open_objections_count: r.open_objections_count,
+              open_proposals_count: r.open_proposals_count,
+              last_activity_at: r.last_activity_at,
+            }
+          : null,
+      },
+      meta,
+    };
+  }
+
+  async function route(req: IncomingMessage): Promise<unknown> {
+    const url = new URL(req.url ?? '/', 'http://floor');
+    const parts = url.pathname.split('/');
+    // ['', 'api', 'v1', 'metrics', id?, 'contract'?]
+    if (req.method !== 'GET' || parts[1] !== 'api' || parts[2] !== 'v1' || parts[3] !== 'metrics' || parts.length > 6) {
+      throw new Failure(errors.notFound);
+    }
+    if (parts.length === 4) return list(await authenticate(req, 'metrics:read'), url.searchParams);
+    const id = parts[4] ?? '';
+    if (parts.length === 5) {
+      const org = await authenticate(req, 'metrics:read');
+      if (!isUuid(id)) throw new Failure(errors.invalidMetricId);
+      return detail(org, id);
+    }
+    if (parts[5] !== 'contract') throw new Failure(errors.notFound);
+    const org = await authenticate(req, 'canonical-metric-api:read');
+    if (!isUuid(id)) throw new Failure(errors.invalidMetricId);
+    return contract(org, id);
+  }
+
+  return createServer((req: IncomingMessage, res: ServerResponse) => {
+    route(req).then(
+      (body) => send(res, 200, body),
+      (error: unknown) => {
+        if (error instanceof Failure) return send(res, error.response.status, error.response.body);
+        console.error(error);
+        send(res, 500, errors.fetchFailed.body);
+      },
+    );
+  });
+}
+
+function send(res: ServerResponse, status: number, body: unknown): void {
+  const json = JSON.stringify(body);
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(json),
+  });
+  res.end(json);
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.POOL_SIZE ?? 10) });
+  const server = createFloor(pool, process.env.PUBLIC_APP_URL ?? 'http://localhost:3000');
+  server.keepAliveTimeout = 72_000;
+  server.listen(Number(process.env.PORT ?? 3100), '127.0.0.1', () => {
+    console.log(`floor listening on ${process.env.PORT ?? 3100}`);
+  });
+  process.on('SIGTERM', () => {
+    server.close();
+    void pool.end().then(() => process.exit(0));
+  });
+}
