@@ -15,6 +15,7 @@ import { createMetrics, type Metrics } from './http/metrics.js';
 import { instrumentRequests, requestId } from './http/observability.js';
 import { type AccessDeps, admitApiKeyOrSession, type ThrottleConfig } from './http/request-auth.js';
 import type { KeyRateLimiter } from './limits/key-rate-limiter.js';
+import { openApiRoutes } from './openapi/routes.js';
 import { restRoutes } from './rest/routes.js';
 
 export interface AppOptions {
@@ -37,7 +38,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
     trustProxy: config.trustProxy,
+    // Request size and time limits: a larger body is a 413, and a client that
+    // has not sent its whole request within 30 s is cut off (408) rather than
+    // holding a connection. Headers are capped by Node (16 KiB, 431).
     bodyLimit: 1024 * 1024,
+    requestTimeout: 30_000,
     requestIdHeader: false,
     genReqId: requestId,
     // One line per request of our own (src/http/observability.ts) instead of Fastify's two.
@@ -107,6 +112,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   };
   await app.register(restRoutes, { access, config });
   await app.register(apiKeyRoutes, { access });
+  await app.register(openApiRoutes);
 
   const yoga = createGraphqlServer(app.log);
   app.route({
