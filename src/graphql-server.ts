@@ -5,6 +5,7 @@
  * (src/app.ts); yoga only gets the ready context.
  */
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
+import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { createYoga } from 'graphql-yoga';
 import type { Context } from './context.js';
@@ -29,6 +30,9 @@ export function createGraphqlServer(logger: FastifyRequest['log']) {
     schema,
     graphqlEndpoint: '/graphql',
     graphiql: { title: 'Metric Governance GraphQL', defaultEditorToolsVisibility: 'headers' },
+    // GraphiQL bundled in the page: yoga's default loads it from a CDN, which
+    // locked-down networks (and this service's tests) cannot reach.
+    renderGraphiQL,
     landingPage: false,
     logging: {
       debug: (...args) => logger.debug(args),

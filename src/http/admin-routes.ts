@@ -25,7 +25,7 @@ const ADMIN_ROLES: ReadonlySet<string> = new Set(['owner', 'admin']);
 /** Largest value of the `rate_limit_per_minute` column (PostgreSQL integer). */
 const MAX_RATE_LIMIT = 2_147_483_647;
 
-const createKeyBody = z.strictObject({
+export const createKeyBody = z.strictObject({
   name: z.string().trim().min(1, 'name must not be empty').max(200, 'name must be at most 200 characters'),
   scopes: z
     .array(z.string())

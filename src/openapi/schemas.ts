@@ -1,0 +1,309 @@
+/**
+ * Response shapes of the REST routes as zod schemas, defined once and turned
+ * into the OpenAPI document's components (src/openapi/document.ts). They
+ * follow src/rest/operations/*.graphql and src/rest/envelopes.ts (what the
+ * routes return) and the contract's field tables; the OpenAPI tests check
+ * every real response against them.
+ */
+import { z } from 'zod';
+import { AGENT_CONTRACT_SCOPES } from '../auth/scopes.js';
+import { errors } from '../errors.js';
+import type { DegradedReason } from '../summaries/service.js';
+
+/** Any 8-4-4-4-12 hex string, as the routes accept (src/uuid.ts). */
+const uuid = () => z.guid();
+const timestamp = () => z.iso.datetime().describe('ISO 8601 UTC timestamp');
+/** A JSON value of the registry whose inner shape the contract does not fix. */
+const jsonValue = () => z.unknown();
+const jsonObject = () => z.record(z.string(), z.unknown());
+
+export const LIFECYCLE_STATUSES = ['DRAFT', 'VALIDATED', 'CANDIDATE', 'APPROVED', 'RELEASED', 'DEPRECATED'] as const;
+export const LEGACY_STATUSES = ['draft', 'review', 'approved', 'deprecated'] as const;
+export const METRIC_SCOPES = ['enterprise_canonical', 'domain_canonical', 'exploratory'] as const;
+
+/** Values of `X-Discussion-Summary`; the `satisfies` and the check below keep them in step with the service. */
+export const DEGRADED_REASONS = [
+  'no_discussion',
+  'timeout',
+  'generator_error',
+  'daily_cap_exceeded',
+  'pricing_unavailable',
+  'discussion_unavailable',
+] as const satisfies readonly DegradedReason[];
+type Missing = Exclude<DegradedReason, (typeof DEGRADED_REASONS)[number]>;
+const _everyReasonListed: Missing extends never ? true : never = true;
+void _everyReasonListed;
+
+const lifecycleStatus = z.enum(LIFECYCLE_STATUSES).describe('Canonical lifecycle status (contract section 3).');
+const legacyStatus = z
+  .enum(LEGACY_STATUSES)
+  .describe('Legacy status derived from lifecycle_status; kept for older consumers.');
+const scope = z.enum(METRIC_SCOPES);
+
+const meta = z.object({ apiVersion: z.literal('v1') });
+
+export const Pagination = z.object({
+  page: z.int().min(1),
+  pageSize: z.int().min(1).max(100),
+  total: z.int().min(0),
+  totalPages: z.int().min(0).describe('ceil(total / pageSize); 0 when total is 0'),
+});
+
+export const MetricListItem = z.object({
+  id: uuid(),
+  name: z.string(),
+  description: z.string(),
+  policy_tier: z.string(),
+  owner_team: z.string(),
+  status: legacyStatus,
+  lifecycle_status: lifecycleStatus,
+  definition_version: z.string(),
+  scope,
+  domain_id: z.string().nullable(),
+  created_at: timestamp(),
+  updated_at: timestamp(),
+  concept_name: z.string(),
+  template_name: z.string(),
+});
+
+export const MetricList = z
+  .object({ data: z.array(MetricListItem), pagination: Pagination, meta })
+  .describe('Paginated envelope; search responses use the same envelope.');
+
+const DisambiguationHint = z
+  .object({
+    preferred_metric_id: uuid().nullable(),
+    candidates: z.array(
+      z.object({
+        metric_id: uuid(),
+        key: z.string(),
+        name: z.string(),
+        lifecycle_status: lifecycleStatus,
+        relation: z.enum(['variant_of', 'has_variant', 'supersedes', 'superseded_by', 'conflicts_with']),
+      }),
+    ),
+  })
+  .nullable()
+  .describe('null when the metric has no variant_of, supersedes or conflicts_with relationship');
+
+export const MetricDetailMetric = z.object({
+  id: uuid(),
+  org_id: uuid(),
+  project_id: uuid(),
+  metric_type: z.string(),
+  key: z.string(),
+  name: z.string(),
+  description: z.string(),
+  definition_version: z.string(),
+  status: legacyStatus,
+  policy_tier: z.string(),
+  owner_team: z.string(),
+  owner_display_name: z.string().nullable(),
+  tags: z.array(z.string()),
+  concept_name: z.string(),
+  template_name: z.string(),
+  sql_expression: z.string(),
+  grains: z.array(z.string()),
+  default_grain: z.string(),
+  dimensions: z.array(jsonValue()),
+  filters: z.array(z.string()),
+  source_refs: z.array(jsonObject()),
+  expression: jsonValue(),
+  dependencies: jsonValue(),
+  lifecycle_status: lifecycleStatus,
+  scope,
+  domain_id: z.string().nullable(),
+  created_at: timestamp(),
+  updated_at: timestamp(),
+});
+
+const nullableString = () => z.string().nullable();
+
+export const MetricDetail = z.object({
+  metric: MetricDetailMetric,
+  relationships: z.array(
+    z.object({
+      kind: z.string(),
+      target_metric_id: uuid(),
+      target: z.object({ key: z.string(), name: z.string(), lifecycle_status: lifecycleStatus }),
+    }),
+  ),
+  approvals: z
+    .array(
+      z.object({
+        id: uuid(),
+        version_id: uuid().nullable(),
+        approver_user_id: uuid().nullable(),
+        approver_role: z.string(),
+        decision: z.string(),
+        decided_at: timestamp(),
+        comment: z.string(),
+      }),
+    )
+    .describe('newest first'),
+  versionHistory: z
+    .array(
+      z.object({
+        id: uuid(),
+        definition_version: z.string(),
+        status: z.string(),
+        released_at: timestamp().nullable(),
+        change_summary: z.string(),
+      }),
+    )
+    .describe('most recently released first'),
+  fiscal_calendar_start_month: z.int().min(1).max(12),
+  time_semantics: jsonObject()
+    .nullable()
+    .describe('may hold forward-compatible keys; read known keys, do not reject unknown ones'),
+  deprecated_framing_rules: z.array(jsonValue()),
+  dimension_map: jsonObject(),
+  column_aliases: jsonObject(),
+  execution_context: z.object({
+    resolved_parameters: jsonObject(),
+    rendered_sql_examples: z.array(jsonValue()),
+    latest_closed_period: jsonValue(),
+  }),
+  governance_facts: z.object({
+    owner_team: nullableString(),
+    approver_role: nullableString(),
+    approver_user: nullableString(),
+    approved_at: nullableString(),
+    lifecycle_status: lifecycleStatus.nullable(),
+    current_version: nullableString(),
+    effective_from: nullableString(),
+    effective_to: nullableString(),
+    next_review_date: nullableString(),
+  }),
+  approval_state: jsonValue(),
+  consumer_contexts: jsonObject(),
+  requires_disambiguation: DisambiguationHint,
+  policy_examples: z.array(jsonValue()),
+});
+
+export const MetricDetailResponse = z.object({ data: MetricDetail, meta });
+
+export const AgentContextNote = z.object({
+  message_id: uuid(),
+  thread_id: uuid(),
+  intent: z.string().describe('for example decision_rationale, clarification, objection'),
+  author_display_name: z.string(),
+  body: z.string(),
+  pinned_at: timestamp(),
+  created_at: timestamp(),
+});
+
+export const DiscourseSummary = z
+  .object({
+    open_objections_count: z.int().min(0),
+    open_proposals_count: z.int().min(0),
+    last_activity_at: timestamp().nullable(),
+  })
+  .nullable()
+  .describe('null when no thread on the metric has intent objection or proposal');
+
+export const MetricContract = z.object({
+  metric_id: uuid(),
+  name: z.string(),
+  business_definition: z.object({
+    included: z.string(),
+    excluded: z.string(),
+    time_window: z.string(),
+    caveats: z.string(),
+    legacy_description: z.string(),
+  }),
+  current_approved_version: z
+    .object({ id: uuid(), definition_version: z.string(), released_at: timestamp().nullable() })
+    .nullable(),
+  last_validated_at: timestamp().nullable(),
+  lifecycle_status: lifecycleStatus,
+  challenges_count: z.int().min(0),
+  open_challenges_count: z.int().min(0),
+  requires_disambiguation: DisambiguationHint,
+  canonical_url: z.url().describe('signed-in product detail page: {PUBLIC_APP_URL}/{organization slug}/metrics/{id}'),
+  discussion_thread_count: z.int().min(0),
+  discussion_message_count: z.int().min(0),
+  agent_context_notes: z.array(AgentContextNote).max(10).describe('pinned notes, most recently pinned first'),
+  discourse_summary: DiscourseSummary,
+  discussion_summary: z
+    .string()
+    .nullable()
+    .optional()
+    .describe('only with summary=true (absent otherwise); null when degraded, see X-Discussion-Summary'),
+  discussion_summary_meta: z
+    .object({ cache_hit: z.boolean(), charged: z.boolean() })
+    .optional()
+    .describe('only with summary=true'),
+});
+
+export const MetricContractResponse = z.object({ data: MetricContract, meta });
+
+export const ErrorMessage = z.object({ error: z.string() }).describe('{ "error": "<message>" }');
+
+export const SandboxError = z
+  .object({
+    error: z.object({ code: z.literal(errors.sandboxKeyRequiresSandbox.body.error.code), message: z.string() }),
+  })
+  .describe('403 of a sandbox key sent without X-Service-Env: sandbox');
+
+const keyScopes = z.array(z.string()).describe(`new keys: ${AGENT_CONTRACT_SCOPES.join(' and ')}`);
+
+export const CreatedApiKeyResponse = z.object({
+  data: z.object({
+    id: uuid(),
+    name: z.string(),
+    key: z
+      .string()
+      .regex(/^cl_[0-9a-f]{40}$/)
+      .describe('the full secret, shown this once'),
+    scopes: keyScopes,
+    sandbox: z.boolean(),
+    rate_limit_per_minute: z.int().nullable().describe('null: the service default applies'),
+    created_at: timestamp(),
+  }),
+});
+
+export const ApiKeyListResponse = z.object({
+  data: z.array(
+    z.object({
+      id: uuid(),
+      name: z.string(),
+      key_prefix: z.string(),
+      scopes: keyScopes,
+      sandbox: z.boolean(),
+      rate_limit_per_minute: z.int().nullable(),
+      created_at: timestamp(),
+      revoked_at: timestamp().nullable(),
+      last_used_at: timestamp().nullable(),
+    }),
+  ),
+});
+
+export const RevokedApiKeyResponse = z.object({ data: z.object({ id: uuid(), revoked_at: timestamp() }) });
+
+export const Health = z.object({ status: z.literal('ok') });
+
+export const Readiness = z.object({
+  status: z.enum(['ready', 'unavailable']),
+  database: z.enum(['up', 'down']),
+  redis: z.enum(['up', 'down']).describe('up when Redis is not configured'),
+});
+
+/** Component name → schema; the document refers to them as `#/components/schemas/<name>`. */
+export const responseSchemas = {
+  Pagination,
+  MetricListItem,
+  MetricList,
+  MetricDetail,
+  MetricDetailResponse,
+  AgentContextNote,
+  MetricContract,
+  MetricContractResponse,
+  ErrorMessage,
+  SandboxError,
+  CreatedApiKeyResponse,
+  ApiKeyListResponse,
+  RevokedApiKeyResponse,
+  Health,
+  Readiness,
+} as const;
