@@ -122,7 +122,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       const graphqlContext = wantsGraphiql(request)
         ? // GraphiQL's page runs no operation; its queries come back with credentials.
           null
-        : createContext(prisma, await admitApiKeyOrSession(access, request, reply), config);
+        : createContext(prisma, await admitApiKeyOrSession(access, request, reply), config, metrics);
       const response = await yoga.handleNodeRequestAndResponse(request, reply, {
         req: request,
         reply,

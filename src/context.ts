@@ -2,8 +2,10 @@
  * The per-request GraphQL context: who is asking (authenticated once, before
  * the operation runs) and fresh DataLoaders.
  */
+
 import type { PrismaClient } from './generated/prisma/client.js';
 import type { Plan, PricingState, Role } from './generated/prisma/enums.js';
+import type { Metrics } from './http/metrics.js';
 import { createMetricLoaders, type MetricLoaders } from './metric/loaders.js';
 import type { SummaryConfig } from './summaries/generator.js';
 
@@ -31,8 +33,14 @@ export interface Context {
   principal: Principal;
   config: ServiceConfig;
   loaders: MetricLoaders;
+  metrics: Metrics;
 }
 
-export function createContext(prisma: PrismaClient, principal: Principal, config: ServiceConfig): Context {
-  return { prisma, principal, config, loaders: createMetricLoaders(prisma) };
+export function createContext(
+  prisma: PrismaClient,
+  principal: Principal,
+  config: ServiceConfig,
+  metrics: Metrics,
+): Context {
+  return { prisma, principal, config, metrics, loaders: createMetricLoaders(prisma) };
 }

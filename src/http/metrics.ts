@@ -24,6 +24,17 @@ export function createMetrics() {
       labelNames: ['limit'] as const,
       registers,
     }),
+    summaries: new Counter({
+      name: 'discussion_summaries_total',
+      help: 'Discussion summaries asked for, by outcome (generated, cache_hit, or the degraded reason)',
+      labelNames: ['outcome'] as const,
+      registers,
+    }),
+    summaryCharges: new Counter({
+      name: 'discussion_summary_charges_total',
+      help: 'Meter events persisted for generated summaries',
+      registers,
+    }),
     dependencyErrors: new Counter({
       name: 'dependency_errors_total',
       help: 'Failures of the database or Redis seen while serving',

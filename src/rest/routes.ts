@@ -64,7 +64,7 @@ export async function restRoutes(app: FastifyInstance, deps: RestDeps) {
         },
         search: search?.trim() ? search : null,
       },
-      createContext(prisma, principal, config),
+      createContext(prisma, principal, config, access.metrics),
     );
     failIfErrors(request, result, true);
     if (!result.data) throw new HttpError(errors.fetchFailed);
@@ -74,7 +74,11 @@ export async function restRoutes(app: FastifyInstance, deps: RestDeps) {
   app.get('/api/v1/metrics/:id', async (request, reply) => {
     const principal = await admitApiKey(access, request, reply, 'metrics:read');
     const id = metricId(request);
-    const result = await runOperation(MetricDetailDocument, { id }, createContext(prisma, principal, config));
+    const result = await runOperation(
+      MetricDetailDocument,
+      { id },
+      createContext(prisma, principal, config, access.metrics),
+    );
     failIfErrors(request, result, true);
     if (!result.data?.metric) throw new HttpError(errors.metricNotFound);
     return detailEnvelope(result.data.metric);
@@ -88,7 +92,7 @@ export async function restRoutes(app: FastifyInstance, deps: RestDeps) {
     const result = await runOperation(
       MetricContractDocument,
       { id, summary },
-      createContext(prisma, principal, config),
+      createContext(prisma, principal, config, access.metrics),
     );
     // Supporting reads degrade (envelopes.ts); only a failed metric read is fatal.
     const metricFailed = result.errors.some((error) => error.path?.length === 1);

@@ -163,11 +163,19 @@ builder.prismaObject('Metric', {
         'Summary of the discussion, from the cache or generated on a miss (billed to the organization of the ' +
         'key or session on paid plans). null with an error when the discussion could not be read. ' +
         'Only on `metric(id)`: asking it of every item of a list could generate and bill one summary per metric.',
-      resolve: (metric, _args, ctx, info) => {
+      resolve: async (metric, _args, ctx, info) => {
         if (insideList(info.path)) {
           throw new GraphQLError('discussionSummary is only available on metric(id), not on lists of metrics');
         }
-        return summarize(ctx, metric.id);
+        const outcome = await summarize(ctx, metric.id).catch((error: unknown) => {
+          ctx.metrics.summaries.inc({ outcome: 'discussion_unavailable' });
+          throw error;
+        });
+        ctx.metrics.summaries.inc({
+          outcome: outcome.degradedReason ?? (outcome.cacheHit ? 'cache_hit' : 'generated'),
+        });
+        if (outcome.charged) ctx.metrics.summaryCharges.inc();
+        return outcome;
       },
     }),
     canonicalUrl: t.string({
