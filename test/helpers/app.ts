@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import type { FastifyBaseLogger, FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../../src/app.js';
+import type { Database } from '../../src/db/client.js';
 import { loadFixture } from '../../src/fixtures/load.js';
 import type { Metrics } from '../../src/http/metrics.js';
 import type { ThrottleConfig } from '../../src/http/request-auth.js';
@@ -51,10 +52,7 @@ export interface TestAppOptions {
 }
 
 /** Builds one more app (an instance) over an existing test database. */
-export async function buildTestInstance(
-  database: TestDatabase,
-  options: TestAppOptions = {},
-): Promise<FastifyInstance> {
+export async function buildTestInstance(database: Database, options: TestAppOptions = {}): Promise<FastifyInstance> {
   const rateLimiter = options.rateLimiter ?? createKeyRateLimiter({ logger: silentLogger });
   const app = await buildApp({
     database,
