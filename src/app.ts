@@ -18,6 +18,13 @@ import type { KeyRateLimiter } from './limits/key-rate-limiter.js';
 import { openApiRoutes } from './openapi/routes.js';
 import { restRoutes } from './rest/routes.js';
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Marks the app as shutting down: /readyz answers 503, everything else is still served. */
+    drain(): void;
+  }
+}
+
 export interface AppOptions {
   database: Database;
   config: ServiceConfig & {
@@ -83,10 +90,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.setNotFoundHandler((_request, reply) => reply.status(404).send(errors.notFound.body));
 
   app.get('/healthz', async () => ({ status: 'ok' }));
-  // 503 while the database or a configured Redis does not answer. During
-  // shutdown Fastify answers 503 to every new request (return503OnClosing)
-  // while in-flight ones drain.
+  // 503 while the database or a configured Redis does not answer, and once
+  // the app is draining (shutdown has begun): the load balancer stops sending
+  // work while the app still serves what reaches it.
+  let draining = false;
+  app.decorate('drain', () => {
+    draining = true;
+  });
   app.get('/readyz', async (_request, reply) => {
+    if (draining) return reply.status(503).send({ status: 'draining' });
     const [database, redis] = await Promise.all([
       prisma.$queryRaw`SELECT 1`.then(
         () => true,

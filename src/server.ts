@@ -72,8 +72,12 @@ let closing = false;
 async function shutdown(signal: string) {
   if (closing) return;
   closing = true;
-  app.log.info({ signal }, 'shutting down');
+  app.log.info({ signal, graceMs: env.SHUTDOWN_GRACE_MS }, 'shutting down');
   try {
+    // Not ready first, so a load balancer stops routing here; then stop
+    // listening and let in-flight requests finish.
+    app.drain();
+    await new Promise((resolve) => setTimeout(resolve, env.SHUTDOWN_GRACE_MS));
     await app.close();
     metricsServer?.close();
     await rateLimiter.close();
