@@ -54,9 +54,11 @@ export function createGraphqlServer(logger: FastifyRequest['log']) {
   });
 }
 
-/** A browser asking for the GraphiQL page: served without credentials (queries still need them). */
+/**
+ * A browser navigating to /graphql (GET, Accept: text/html) gets the GraphiQL
+ * page, with `?query=` only prefilled, never executed (yoga renders GraphiQL
+ * for such requests): served without credentials; queries still need them.
+ */
 export function wantsGraphiql(request: FastifyRequest): boolean {
-  if (request.method !== 'GET') return false;
-  const query = request.query as Record<string, unknown>;
-  return query.query === undefined && (request.headers.accept ?? '').includes('text/html');
+  return request.method === 'GET' && (request.headers.accept ?? '').includes('text/html');
 }

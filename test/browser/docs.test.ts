@@ -101,4 +101,24 @@ describe.skipIf(!hasChromium)('browser pages (headless chromium)', () => {
     expect(foreignRequests).toEqual([]);
     await page.close();
   });
+
+  it('GraphiQL runs a query typed with a bearer key in its headers editor', async () => {
+    foreignRequests.length = 0;
+    const page = await context.newPage();
+    const query = `{ metric(id: "${metric.id}") { name lifecycleStatus } }`;
+    await page.goto(`${baseUrl}/graphql?query=${encodeURIComponent(query)}`);
+    await page.locator('.graphiql-container').first().waitFor({ timeout: 30_000 });
+    // The headers editor is open (defaultEditorToolsVisibility: 'headers').
+    const headersEditor = page.locator('.graphiql-editor-tool .graphiql-editor').last();
+    await headersEditor.click();
+    await page.keyboard.type(`{"Authorization": "Bearer ${key.secret}"`);
+    const answered = page.waitForResponse(
+      (res) => res.url().startsWith(`${baseUrl}/graphql`) && res.request().method() === 'POST',
+    );
+    await page.locator('.graphiql-execute-button').first().click();
+    expect((await answered).status()).toBe(200);
+    await page.getByText('Net Revenue').last().waitFor({ timeout: 20_000 });
+    expect(foreignRequests).toEqual([]);
+    await page.close();
+  });
 });
