@@ -31,6 +31,8 @@ export interface AppOptions {
     serverTiming: boolean;
     trustProxy: boolean;
     defaultRateLimit: number;
+    /** a client must have sent its whole request within this time (408 otherwise) */
+    requestTimeoutMs: number;
     throttle: ThrottleConfig;
   };
   rateLimiter: KeyRateLimiter;
@@ -46,10 +48,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
     trustProxy: config.trustProxy,
     // Request size and time limits: a larger body is a 413, and a client that
-    // has not sent its whole request within 30 s is cut off (408) rather than
+    // has not sent its whole request within REQUEST_TIMEOUT_MS is cut off (408) rather than
     // holding a connection. Headers are capped by Node (16 KiB, 431).
     bodyLimit: 1024 * 1024,
-    requestTimeout: 30_000,
+    requestTimeout: config.requestTimeoutMs,
+    // Node checks request timeouts on this interval (30 s by default, which
+    // would let a slow client hold a connection that long past its limit).
+    http: { connectionsCheckingInterval: Math.min(1000, Math.max(100, config.requestTimeoutMs / 4)) },
     requestIdHeader: false,
     genReqId: requestId,
     // One line per request of our own (src/http/observability.ts) instead of Fastify's two.

@@ -61,6 +61,7 @@ const app = await buildApp({
     serverTiming: env.SERVER_TIMING,
     trustProxy: env.TRUST_PROXY,
     defaultRateLimit: env.RATE_LIMIT_PER_MINUTE,
+    requestTimeoutMs: env.REQUEST_TIMEOUT_MS,
     throttle: { pointsPerMinute: env.THROTTLE_PER_MINUTE, failureCost: env.THROTTLE_FAILURE_COST },
   },
   rateLimiter,

@@ -41,6 +41,7 @@ export interface TestAppOptions {
   /** default: an in-process limiter of this app alone */
   rateLimiter?: KeyRateLimiter;
   defaultRateLimit?: number;
+  requestTimeoutMs?: number;
   /** default: extractive, 10 s timeout, 500 a day (TEST_SUMMARIES) */
   summaries?: Partial<SummaryConfig>;
   /** default: a registry of the app's own */
@@ -65,6 +66,7 @@ export async function buildTestInstance(database: Database, options: TestAppOpti
       serverTiming: options.serverTiming ?? false,
       trustProxy: false,
       defaultRateLimit: options.defaultRateLimit ?? 60,
+      requestTimeoutMs: options.requestTimeoutMs ?? 30_000,
       throttle: options.throttle ?? { pointsPerMinute: 100_000, failureCost: 10 },
     },
   });

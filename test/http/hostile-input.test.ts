@@ -165,3 +165,27 @@ describe('request size limits (over a real socket)', () => {
     }
   });
 });
+
+describe('slow clients', () => {
+  it('cannot hold a connection past the request timeout', async () => {
+    const { connect } = await import('node:net');
+    const server = await startTestApp({ fixture: registry().build(), requestTimeoutMs: 400 });
+    try {
+      const address = new URL(await server.app.listen({ port: 0, host: '127.0.0.1' }));
+      const socket = connect(Number(address.port), '127.0.0.1');
+      let received = '';
+      socket.on('data', (chunk: Buffer) => {
+        received += chunk.toString();
+      });
+      const closed = new Promise<number>((resolve) => socket.on('close', () => resolve(performance.now())));
+      const started = performance.now();
+      // Half a request line, then nothing: a slowloris client.
+      socket.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n');
+      const at = await closed;
+      expect(received).toMatch(/^HTTP\/1\.1 408/);
+      expect(at - started).toBeLessThan(5_000);
+    } finally {
+      await server.close();
+    }
+  });
+});
