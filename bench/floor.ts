@@ -179,17 +179,29 @@ export function createFloor(pool: pg.Pool, publicAppUrl: string) {
     if (q?.trim()) {
       const text = q.trim().toLowerCase();
       const escaped = text.replace(/[\\%_]/g, (c) => `\\${c}`);
-      const matches = `FROM metric m, websearch_to_tsquery('english', $2) AS tsq
-        WHERE m.org_id = $1 AND (m.search_vector @@ tsq OR $2 <% m.search_text OR m.search_text LIKE $3)`;
+      // Three disjoint branches, as the service ranks them (src/metric/rows.ts).
+      const exact = `CASE WHEN lower(m.name) = $2 THEN 2 WHEN lower(m.name) LIKE $4 THEN 1 ELSE 0 END`;
+      const tsq = `websearch_to_tsquery('english', $2)`;
+      const hits = `
+        SELECT m.id, m.name, ${exact} AS exact, 1 + ts_rank(m.search_vector, ${tsq}) AS score
+        FROM metric m WHERE m.org_id = $1 AND m.search_vector @@ ${tsq}
+        UNION ALL
+        SELECT m.id, m.name, ${exact}, word_similarity($2, m.search_text)
+        FROM metric m WHERE m.org_id = $1 AND NOT (m.search_vector @@ ${tsq}) AND $2 <% m.search_text
+        UNION ALL
+        SELECT m.id, m.name, ${exact}, word_similarity($2, m.search_text)
+        FROM metric m WHERE m.org_id = $1 AND NOT (m.search_vector @@ ${tsq}) AND m.search_text LIKE $3
+          AND NOT ($2 <% m.search_text)`;
       ({ rows } = await pool.query(
-        `SELECT ${LIST_COLUMNS}, count(*) OVER ()::int AS total ${matches}
-         ORDER BY (CASE WHEN lower(m.name) = $2 THEN 2 WHEN lower(m.name) LIKE $4 THEN 1 ELSE 0 END) DESC,
-           ts_rank(m.search_vector, tsq) + word_similarity($2, m.search_text) DESC, m.name, m.id
-         OFFSET $5 LIMIT $6`,
+        `SELECT ${LIST_COLUMNS}, hit.total FROM (
+           SELECT h.id, h.name, h.exact, h.score, count(*) OVER ()::int AS total FROM (${hits}) h
+           ORDER BY h.exact DESC, h.score DESC, h.name, h.id OFFSET $5 LIMIT $6) hit
+         JOIN metric m ON m.id = hit.id
+         ORDER BY hit.exact DESC, hit.score DESC, hit.name, hit.id`,
         [org.id, text, `%${escaped}%`, `${escaped}%`, skip, pageSize],
       ));
-      countSql = `SELECT count(*)::int AS total ${matches}`;
-      countParams = [org.id, text, `%${escaped}%`];
+      countSql = `SELECT count(*)::int AS total FROM (${hits}) h`;
+      countParams = [org.id, text, `%${escaped}%`, `${escaped}%`];
     } else {
       ({ rows } = await pool.query(
         `SELECT ${LIST_COLUMNS}, (SELECT count(*)::int FROM metric WHERE org_id = $1) AS total

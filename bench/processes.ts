@@ -30,8 +30,9 @@ export interface Started {
 }
 
 /**
- * Starts `node [nodeArgs] --import tsx <script>` (so the pid is the server's own process, for memory polling)
- * and waits until `readyPath` answers.
+ * Starts `node [nodeArgs] <script>` (a compiled `.js` file, as in production) or, for a `.ts` script,
+ * `node [nodeArgs] --import tsx <script>`; either way the pid is the server's own process (for memory
+ * polling). Waits until `readyPath` answers.
  */
 export async function startNode(
   name: string,
@@ -40,7 +41,8 @@ export async function startNode(
   options: { nodeArgs?: string[]; readyPath?: string } = {},
 ): Promise<Started> {
   const port = await freePort();
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', script], {
+  const loader = script.endsWith('.ts') ? ['--import', 'tsx'] : [];
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), ...loader, script], {
     cwd: projectRoot,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -2,12 +2,13 @@
  * npm run bench -- [--metrics 10000] [--connections 32] [--duration 10] [--rounds 3]
  *                  [--routes list,search,detail,contract,graphql] [--quick] [--keep] [--profile <route>]
  *
- * Creates bench_<timestamp> on BENCH_DATABASE_URL's server, migrates and seeds it, starts the
- * service (as in production) and the floor (bench/floor.ts) as child processes, checks that both
- * answer the same JSON, then loads them in turn (A B A B ...) and writes bench/results/<date>.json.
+ * Builds the service (`npm run build`), creates bench_<timestamp> on BENCH_DATABASE_URL's server,
+ * migrates and seeds it, starts the service (compiled, as in production: dist/server.js) and the
+ * floor (bench/floor.ts) as child processes, checks that both answer the same JSON, then loads
+ * them in turn (A B A B ...) and writes bench/results/<date>.json.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
@@ -49,6 +50,29 @@ const median = (xs: number[]) => {
   return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 };
 const round1 = (x: number) => Math.round(x * 10) / 10;
+
+/**
+ * The service as `npm start` runs it in production: compiled by `npm run build`, started with
+ * plain node and the start script's node flags (its heap sizes), read from package.json.
+ */
+const [SERVICE_SCRIPT, ...SERVICE_NODE_ARGS] = (() => {
+  const pkg = JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as { scripts: { start: string } };
+  const [node, ...args] = pkg.scripts.start.split(/\s+/);
+  const script = args.pop();
+  if (node !== 'node' || !script) throw new Error(`unexpected start script: ${pkg.scripts.start}`);
+  return [script, ...args];
+})() as [string, ...string[]];
+
+/** Compiles src/ to dist/ so that the service measured is the current source; exits 1 if that fails. */
+function build() {
+  log('npm run build');
+  const result = spawnSync('npm', ['run', 'build'], { cwd: projectRoot, stdio: 'inherit' });
+  if (result.status !== 0) {
+    const reason = result.error ? result.error.message : `exit ${result.status ?? result.signal}`;
+    console.error(`[bench] npm run build failed (${reason}); not benchmarking a stale or missing dist/`);
+    process.exit(1);
+  }
+}
 
 function serviceEnv(databaseUrl: string, extra: Record<string, string | undefined> = {}) {
   return {
@@ -134,6 +158,7 @@ async function statementCounts(service: Started, data: SeedResult): Promise<Part
 
 async function main() {
   const started = Date.now();
+  build();
   const dbName = `bench_${new Date().toISOString().replace(/\D/g, '').slice(0, 14)}`;
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
@@ -152,7 +177,10 @@ async function main() {
     const seedSeconds = (Date.now() - seedStart) / 1000;
     log(`seeded in ${seedSeconds.toFixed(1)} s: ${JSON.stringify(data.counts)}`);
 
-    const service = await startNode('service', 'src/server.ts', serviceEnv(databaseUrl), { readyPath: '/healthz' });
+    const service = await startNode('service', SERVICE_SCRIPT, serviceEnv(databaseUrl), {
+      readyPath: '/healthz',
+      nodeArgs: SERVICE_NODE_ARGS,
+    });
     running.push(service);
     const floor = await startNode('floor', 'bench/floor.ts', {
       DATABASE_URL: databaseUrl,
@@ -166,8 +194,26 @@ async function main() {
     log(`same JSON from service and floor: ${equivalence.length - mismatches.length}/${equivalence.length}`);
     for (const m of mismatches.slice(0, 5)) log(`  differs ${m.path}: ${m.difference}`);
 
-    const load = (target: Started, route: RouteName, seconds: number) =>
-      runLoad(target.base, routeRequest(route, data.metricIds), data.apiKey, { connections, duration: seconds });
+    // autocannon stops at the deadline with requests in flight; their statements (a slow search can
+    // run for seconds) must not slow the next run, which is often the other target's.
+    const settle = async () => {
+      for (let waited = 0; waited < 60_000; waited += 100) {
+        const { rows } = await admin.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND state = 'active'`,
+          [dbName],
+        );
+        if (!rows[0]?.n) return;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    };
+    const load = async (target: Started, route: RouteName, seconds: number) => {
+      const result = await runLoad(target.base, routeRequest(route, data.metricIds), data.apiKey, {
+        connections,
+        duration: seconds,
+      });
+      await settle();
+      return result;
+    };
 
     log(`warm-up ${warmup} s per route and target`);
     for (const route of routes) {
@@ -201,11 +247,9 @@ async function main() {
     if (routes.includes('list')) {
       const local = await startNode(
         'service (no Redis)',
-        'src/server.ts',
+        SERVICE_SCRIPT,
         serviceEnv(databaseUrl, { REDIS_URL: undefined }),
-        {
-          readyPath: '/healthz',
-        },
+        { readyPath: '/healthz', nodeArgs: SERVICE_NODE_ARGS },
       );
       running.push(local);
       await load(local, 'list', warmup);
@@ -224,11 +268,9 @@ async function main() {
 
     const timed = await startNode(
       'service (SERVER_TIMING=1)',
-      'src/server.ts',
+      SERVICE_SCRIPT,
       serviceEnv(databaseUrl, { SERVER_TIMING: '1' }),
-      {
-        readyPath: '/healthz',
-      },
+      { readyPath: '/healthz', nodeArgs: SERVICE_NODE_ARGS },
     );
     running.push(timed);
     const statements = await statementCounts(timed, data);
@@ -240,9 +282,9 @@ async function main() {
       const dir = join(projectRoot, 'bench', 'results', 'profiles');
       mkdirSync(dir, { recursive: true });
       const before = new Set(readdirSync(dir));
-      const profiled = await startNode('service (--cpu-prof)', 'src/server.ts', serviceEnv(databaseUrl), {
+      const profiled = await startNode('service (--cpu-prof)', SERVICE_SCRIPT, serviceEnv(databaseUrl), {
         readyPath: '/healthz',
-        nodeArgs: ['--cpu-prof', '--cpu-prof-dir', dir],
+        nodeArgs: [...SERVICE_NODE_ARGS, '--cpu-prof', '--cpu-prof-dir', dir],
       });
       running.push(profiled);
       await load(profiled, route, duration);

@@ -64,11 +64,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const metrics = options.metrics ?? createMetrics();
   instrumentRequests(app, metrics);
 
-  // Every request counts its SQL statements; SERVER_TIMING=1 reports them.
-  app.addHook('onRequest', (_request, _reply, done) => {
-    withQueryStats(async () => done()).catch(done);
-  });
+  // SERVER_TIMING=1: every request counts its SQL statements and reports them. Only then: the
+  // count rides on AsyncLocalStorage, whose hook on every promise costs about a tenth of the CPU
+  // of a GraphQL page of 100 metrics.
   if (config.serverTiming) {
+    app.addHook('onRequest', (_request, _reply, done) => {
+      withQueryStats(async () => done()).catch(done);
+    });
     app.addHook('onSend', async (_request, reply, payload) => {
       const stats = currentQueryStats();
       if (stats) {
@@ -121,6 +123,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   const access: AccessDeps = {
     prisma,
+    sql: database.sql,
+    totals: database.totals,
     rateLimiter: options.rateLimiter,
     defaultRateLimit: config.defaultRateLimit,
     throttle: config.throttle,
@@ -139,7 +143,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       const graphqlContext = wantsGraphiql(request)
         ? // GraphiQL's page runs no operation; its queries come back with credentials.
           null
-        : createContext(prisma, await admitApiKeyOrSession(access, request, reply), config, metrics);
+        : createContext(access, await admitApiKeyOrSession(access, request, reply), config, metrics);
       const response = await yoga.handleNodeRequestAndResponse(request, reply, {
         req: request,
         reply,

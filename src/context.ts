@@ -3,6 +3,7 @@
  * the operation runs) and fresh DataLoaders.
  */
 
+import type { Database } from './db/client.js';
 import type { PrismaClient } from './generated/prisma/client.js';
 import type { Plan, PricingState, Role } from './generated/prisma/enums.js';
 import type { Metrics } from './http/metrics.js';
@@ -16,6 +17,8 @@ export interface OrganizationInfo {
   pricingState: PricingState;
   fiscalCalendarStartMonth: number;
   summaryDailyCap: number | null;
+  /** changes with every change to the organization's metrics (a migration's triggers) */
+  metricsVersion: string;
 }
 
 export type Principal =
@@ -30,6 +33,8 @@ export interface ServiceConfig {
 
 export interface Context {
   prisma: PrismaClient;
+  sql: Database['sql'];
+  totals: Database['totals'];
   principal: Principal;
   config: ServiceConfig;
   loaders: MetricLoaders;
@@ -37,10 +42,10 @@ export interface Context {
 }
 
 export function createContext(
-  prisma: PrismaClient,
+  { prisma, sql, totals }: Pick<Database, 'prisma' | 'sql' | 'totals'>,
   principal: Principal,
   config: ServiceConfig,
   metrics: Metrics,
 ): Context {
-  return { prisma, principal, config, metrics, loaders: createMetricLoaders(prisma) };
+  return { prisma, sql, totals, principal, config, metrics, loaders: createMetricLoaders(sql, principal.org.id) };
 }

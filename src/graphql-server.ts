@@ -5,7 +5,6 @@
  * (src/app.ts); yoga only gets the ready context.
  */
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
-import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { createYoga } from 'graphql-yoga';
 import type { Context } from './context.js';
@@ -31,8 +30,9 @@ export function createGraphqlServer(logger: FastifyRequest['log']) {
     graphqlEndpoint: '/graphql',
     graphiql: { title: 'Metric Governance GraphQL', defaultEditorToolsVisibility: 'headers' },
     // GraphiQL bundled in the page: yoga's default loads it from a CDN, which
-    // locked-down networks (and this service's tests) cannot reach.
-    renderGraphiQL,
+    // locked-down networks (and this service's tests) cannot reach. The bundle
+    // is about 30 MB of heap once loaded, so it loads with the first page.
+    renderGraphiQL: async (options) => (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(options),
     landingPage: false,
     logging: {
       debug: (...args) => logger.debug(args),

@@ -4,8 +4,9 @@
  * never compared in clear), revoked, sandbox header, scope.
  */
 import type { OrganizationInfo, Principal } from '../context.js';
+import type { SqlReader } from '../db/sql.js';
 import { type ErrorResponse, errors } from '../errors.js';
-import type { PrismaClient } from '../generated/prisma/client.js';
+import { Prisma, type PrismaClient } from '../generated/prisma/client.js';
 import { type RequestedScope, scopeSatisfied } from './scopes.js';
 import { API_KEY_PATTERN, hashSecret } from './secrets.js';
 
@@ -21,6 +22,7 @@ const organizationSelect = {
   pricingState: true,
   fiscalCalendarStartMonth: true,
   summaryDailyCap: true,
+  metricsVersion: true,
 } as const;
 
 interface KeyRow {
@@ -35,10 +37,11 @@ interface KeyRow {
   pricingState: OrganizationInfo['pricingState'];
   fiscalCalendarStartMonth: number;
   summaryDailyCap: number | null;
+  metricsVersion: string;
 }
 
 export async function authenticateApiKey(
-  prisma: PrismaClient,
+  sql: SqlReader,
   request: { authorization: string | undefined; serviceEnv: string | undefined },
   requested: RequestedScope,
 ): Promise<AuthResult> {
@@ -48,15 +51,15 @@ export async function authenticateApiKey(
   if (!match?.[1]) return { ok: false, error: errors.invalidAuthorizationFormat };
   const secret = match[1];
   if (!API_KEY_PATTERN.test(secret)) return { ok: false, error: errors.invalidApiKeyFormat };
-  // Raw SQL: this runs on every request, and a raw statement skips Prisma's
-  // query compilation (measured: see the performance note in the README).
-  const [key] = await prisma.$queryRaw<KeyRow[]>`
+  // On the SQL reader: this runs on every request (src/db/sql.ts says why).
+  const [key] = await sql.query<KeyRow>(Prisma.sql`
     SELECT k.id::text AS id, k.scopes, k.sandbox, k.revoked_at AS "revokedAt",
            k.rate_limit_per_minute AS "rateLimitPerMinute",
            o.id::text AS "orgId", o.slug, o.plan::text AS plan, o.pricing_state::text AS "pricingState",
-           o.fiscal_calendar_start_month AS "fiscalCalendarStartMonth", o.summary_daily_cap AS "summaryDailyCap"
+           o.fiscal_calendar_start_month AS "fiscalCalendarStartMonth", o.summary_daily_cap AS "summaryDailyCap",
+           o.metrics_version::text AS "metricsVersion"
     FROM api_key k JOIN organization o ON o.id = k.org_id
-    WHERE k.key_hash = ${hashSecret(secret)}`;
+    WHERE k.key_hash = ${hashSecret(secret)}`);
   if (!key) return { ok: false, error: errors.invalidApiKey };
   if (key.revokedAt) return { ok: false, error: errors.revokedApiKey };
   if (key.sandbox && request.serviceEnv !== 'sandbox') return { ok: false, error: errors.sandboxKeyRequiresSandbox };
@@ -75,6 +78,7 @@ export async function authenticateApiKey(
         pricingState: key.pricingState,
         fiscalCalendarStartMonth: key.fiscalCalendarStartMonth,
         summaryDailyCap: key.summaryDailyCap,
+        metricsVersion: key.metricsVersion,
       },
     },
   };
@@ -98,6 +102,11 @@ export async function authenticateSession(prisma: PrismaClient, token: string | 
   if (!membership) return { ok: false, error: errors.notSignedIn };
   return {
     ok: true,
-    principal: { kind: 'session', userId: session.userId, role: membership.role, org: session.organization },
+    principal: {
+      kind: 'session',
+      userId: session.userId,
+      role: membership.role,
+      org: { ...session.organization, metricsVersion: String(session.organization.metricsVersion) },
+    },
   };
 }

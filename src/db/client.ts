@@ -2,16 +2,26 @@
  * Opens the configured database: the Prisma client over the right driver
  * adapter, migrations applied, statements counted (src/db/query-stats.ts).
  */
+import { LRUCache } from 'lru-cache';
 import { PrismaClient } from '../generated/prisma/client.js';
 import { type DatabaseTarget, describeTarget, openAdapter } from './adapter.js';
 import { migrate } from './migrate.js';
 import { countingFactory } from './query-stats.js';
+import { type SqlReader, sqlReader } from './sql.js';
 
 export type { DatabaseTarget } from './adapter.js';
 export type Prisma = PrismaClient;
 
 export interface Database {
   prisma: PrismaClient;
+  /** raw reads on the same connections as `prisma` (src/db/sql.ts) */
+  sql: SqlReader;
+  /**
+   * List totals of this database by organization, its `metrics_version` and
+   * the filter (src/metric/rows.ts): a total is reused only while the
+   * organization's metrics are as they were counted.
+   */
+  totals: LRUCache<string, number>;
   target: DatabaseTarget;
   description: string;
   close(): Promise<void>;
@@ -29,9 +39,14 @@ export async function openDatabase(
     await adapter.close();
     throw error;
   }
-  const prisma = new PrismaClient({ adapter: countingFactory(adapter.factory) });
+  const counting = countingFactory(adapter.factory);
+  const driver = await counting.connect();
+  // Prisma and the SQL reader share one adapter, so one pool (or one PGlite).
+  const prisma = new PrismaClient({ adapter: { ...counting, connect: async () => driver } });
   return {
     prisma,
+    sql: sqlReader(driver),
+    totals: new LRUCache<string, number>({ max: 10_000 }),
     target,
     description: describeTarget(target),
     migrationLog,

@@ -2,12 +2,15 @@
  * Counts the SQL statements and database time of one unit of work (an HTTP
  * request), for `SERVER_TIMING=1` and for the tests that prove batching.
  * The count is taken at the driver adapter, so it sees every statement
- * Prisma sends, raw SQL and transactions included.
+ * Prisma sends, raw SQL and transactions included. On request, the
+ * statements themselves are recorded too (test/db/query-plans.test.ts
+ * explains them).
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type {
   SqlDriverAdapter,
   SqlMigrationAwareDriverAdapterFactory,
+  SqlQuery,
   SqlQueryable,
   Transaction,
 } from '@prisma/driver-adapter-utils';
@@ -15,15 +18,33 @@ import type {
 export interface QueryStats {
   queries: number;
   durationMs: number;
+  /** the statements as sent (sql, args, arg types); only when recording */
+  statements?: SqlQuery[];
 }
 
 const storage = new AsyncLocalStorage<QueryStats>();
 
-/** Runs `work` with a fresh statement counter and returns both. */
-export async function withQueryStats<T>(work: () => Promise<T>): Promise<{ result: T; stats: QueryStats }> {
-  const stats: QueryStats = { queries: 0, durationMs: 0 };
-  const result = await storage.run(stats, work);
+/**
+ * Runs `work` with a fresh statement counter and returns both. With
+ * `record`, the statements are kept as well. A counter started inside a
+ * recording one (the app's per-request counter inside a test's) records into
+ * the same list, so a caller sees the statements of the requests it makes.
+ */
+export async function withQueryStats<T>(
+  work: () => Promise<T>,
+  options: { record?: boolean } = {},
+): Promise<{ result: T; stats: QueryStats }> {
+  const statements = options.record ? [] : storage.getStore()?.statements;
+  const stats: QueryStats = { queries: 0, durationMs: 0, ...(statements && { statements }) };
+  // Awaited inside: a lazy thenable (a Prisma query, `app.inject()`) starts when awaited.
+  const result = await storage.run(stats, async () => await work());
   return { result, stats };
+}
+
+/** Runs `work` and returns the statements it sent, in order. */
+export async function recordStatements<T>(work: () => Promise<T>): Promise<{ result: T; statements: SqlQuery[] }> {
+  const { result, stats } = await withQueryStats(work, { record: true });
+  return { result, statements: stats.statements ?? [] };
 }
 
 /** Runs background work (not part of the request) without counting it against the request. */
@@ -36,9 +57,10 @@ export function currentQueryStats(): QueryStats | undefined {
 }
 
 function counted<Q extends SqlQueryable>(queryable: Q): Q {
-  const time = async <R>(run: () => Promise<R>): Promise<R> => {
+  const time = async <R>(query: SqlQuery, run: () => Promise<R>): Promise<R> => {
     const stats = storage.getStore();
     if (!stats) return run();
+    stats.statements?.push(query);
     const start = performance.now();
     try {
       return await run();
@@ -50,8 +72,8 @@ function counted<Q extends SqlQueryable>(queryable: Q): Q {
   const queryRaw = queryable.queryRaw.bind(queryable);
   const executeRaw = queryable.executeRaw.bind(queryable);
   return Object.assign(queryable, {
-    queryRaw: (query: Parameters<SqlQueryable['queryRaw']>[0]) => time(() => queryRaw(query)),
-    executeRaw: (query: Parameters<SqlQueryable['executeRaw']>[0]) => time(() => executeRaw(query)),
+    queryRaw: (query: SqlQuery) => time(query, () => queryRaw(query)),
+    executeRaw: (query: SqlQuery) => time(query, () => executeRaw(query)),
   });
 }
 

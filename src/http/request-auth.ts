@@ -10,6 +10,8 @@ import { type AuthResult, authenticateApiKey, authenticateSession, SERVICE_ENV_H
 import type { LastUsedRecorder } from '../auth/last-used.js';
 import type { RequestedScope } from '../auth/scopes.js';
 import type { Principal } from '../context.js';
+import type { Database } from '../db/client.js';
+import type { SqlReader } from '../db/sql.js';
 import { errors, HttpError } from '../errors.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import type { KeyRateLimiter } from '../limits/key-rate-limiter.js';
@@ -26,6 +28,8 @@ export interface ThrottleConfig {
 
 export interface AccessDeps {
   prisma: PrismaClient;
+  sql: SqlReader;
+  totals: Database['totals'];
   rateLimiter: KeyRateLimiter;
   /** requests per minute of a key without its own limit, and of a session user */
   defaultRateLimit: number;
@@ -85,9 +89,9 @@ async function spendBudget(deps: AccessDeps, reply: FastifyReply, principal: Pri
   }
 }
 
-function authenticateBearer(prisma: PrismaClient, request: FastifyRequest, scope: RequestedScope) {
+function authenticateBearer(sql: SqlReader, request: FastifyRequest, scope: RequestedScope) {
   return authenticateApiKey(
-    prisma,
+    sql,
     { authorization: firstHeader(request, 'authorization'), serviceEnv: firstHeader(request, SERVICE_ENV_HEADER) },
     scope,
   );
@@ -115,7 +119,7 @@ export function admitApiKey(
   reply: FastifyReply,
   scope: RequestedScope,
 ): Promise<Principal> {
-  return admit(deps, request, reply, () => authenticateBearer(deps.prisma, request, scope));
+  return admit(deps, request, reply, () => authenticateBearer(deps.sql, request, scope));
 }
 
 /** A signed-in session (cookie), throttled and rate-limited per user like a key. */
@@ -136,6 +140,6 @@ export function admitApiKeyOrSession(
   return admit(deps, request, reply, () =>
     firstHeader(request, 'authorization') === undefined && sessionToken
       ? authenticateSession(deps.prisma, sessionToken)
-      : authenticateBearer(deps.prisma, request, 'metrics:read'),
+      : authenticateBearer(deps.sql, request, 'metrics:read'),
   );
 }

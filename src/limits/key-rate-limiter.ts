@@ -55,6 +55,7 @@ export function createKeyRateLimiter(options: RateLimiterOptions): KeyRateLimite
     ? new Redis(options.redisUrl, {
         // Fail fast while disconnected, so the insurance limiter answers at once.
         enableOfflineQueue: false,
+        enableAutoPipelining: true,
         maxRetriesPerRequest: 1,
         connectTimeout: 2000,
         retryStrategy: (attempt) => Math.min(attempt * 200, 2000),

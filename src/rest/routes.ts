@@ -31,7 +31,6 @@ export interface RestDeps {
 
 export async function restRoutes(app: FastifyInstance, deps: RestDeps) {
   const { access, config } = deps;
-  const { prisma } = access;
 
   function metricId(request: FastifyRequest): string {
     const { id } = request.params as { id: string };
@@ -64,7 +63,7 @@ export async function restRoutes(app: FastifyInstance, deps: RestDeps) {
         },
         search: search?.trim() ? search : null,
       },
-      createContext(prisma, principal, config, access.metrics),
+      createContext(access, principal, config, access.metrics),
     );
     failIfErrors(request, result, true);
     if (!result.data) throw new HttpError(errors.fetchFailed);
@@ -77,7 +76,7 @@ export async function restRoutes(app: FastifyInstance, deps: RestDeps) {
     const result = await runOperation(
       MetricDetailDocument,
       { id },
-      createContext(prisma, principal, config, access.metrics),
+      createContext(access, principal, config, access.metrics),
     );
     failIfErrors(request, result, true);
     if (!result.data?.metric) throw new HttpError(errors.metricNotFound);
@@ -92,7 +91,7 @@ export async function restRoutes(app: FastifyInstance, deps: RestDeps) {
     const result = await runOperation(
       MetricContractDocument,
       { id, summary },
-      createContext(prisma, principal, config, access.metrics),
+      createContext(access, principal, config, access.metrics),
     );
     // Supporting reads degrade (envelopes.ts); only a failed metric read is fatal.
     const metricFailed = result.errors.some((error) => error.path?.length === 1);

@@ -5,7 +5,7 @@ import type {
   CurrentApprovedVersion,
   DisambiguationCandidate,
   MetricStats,
-} from '../metric/loaders.js';
+} from '../metric/parts.js';
 
 export const ApprovedVersionRef = builder.objectRef<CurrentApprovedVersion>('ApprovedVersion').implement({
   description: 'The released or approved version with the latest released_at.',

@@ -1,6 +1,6 @@
 import { builder } from '../builder.js';
 
-builder.prismaObject('Approval', {
+export const ApprovalRef = builder.prismaObject('Approval', {
   fields: (t) => ({
     id: t.exposeID('id'),
     versionId: t.exposeID('versionId', { nullable: true }),

@@ -1,15 +1,12 @@
 /** Root fields that read metrics: one by id, offset pages (REST), Relay connections (dashboards). */
 import { builder } from '../builder.js';
 import type { Context } from '../context.js';
-import {
-  effectiveFilter,
-  LIST_ORDER,
-  type MetricFilterInput,
-  metricWhere,
-  type SearchPage,
-  searchMetricIds,
-} from '../metric/list.js';
+import { effectiveFilter, LIST_ORDER, type MetricFilterInput, metricWhere } from '../metric/list.js';
+import { loadMetricWithParts } from '../metric/loaders.js';
+import { listMetricPage, type MetricFields, type MetricPage, searchMetricPage } from '../metric/rows.js';
 import { isUuid } from '../uuid.js';
+import { MetricRef } from './metric.js';
+import { planMetricRead } from './metric-selection.js';
 
 export const MAX_PAGE_SIZE = 100;
 export const DEFAULT_PAGE_SIZE = 20;
@@ -36,16 +33,22 @@ interface PageSource {
   pageSize: number;
   filter: ReturnType<typeof effectiveFilter>;
   search: string | null;
-  /** the search hits of this page, computed once for items and pagination */
-  searchPage?: Promise<SearchPage>;
+  /** the metric fields `items` selects (null: all) */
+  fields: MetricFields;
+  /** read once, for items and pagination */
+  rows?: Promise<MetricPage>;
 }
 
-function searchPageOf(source: PageSource, ctx: Context): Promise<SearchPage> {
-  source.searchPage ??= searchMetricIds(ctx.prisma, source.orgId, source.search ?? '', source.filter, {
-    skip: (source.page - 1) * source.pageSize,
-    take: source.pageSize,
-  });
-  return source.searchPage;
+function pageOf(source: PageSource, ctx: Context): Promise<MetricPage> {
+  const page = { skip: (source.page - 1) * source.pageSize, take: source.pageSize };
+  source.rows ??=
+    source.search === null
+      ? listMetricPage(ctx.sql, source.orgId, source.filter, page, source.fields, {
+          cache: ctx.totals,
+          version: ctx.principal.org.metricsVersion,
+        })
+      : searchMetricPage(ctx.sql, source.orgId, source.search, source.filter, page, source.fields);
+  return source.rows;
 }
 
 const PaginationRef = builder.objectRef<{ page: number; pageSize: number; total: number }>('Pagination').implement({
@@ -60,48 +63,30 @@ const PaginationRef = builder.objectRef<{ page: number; pageSize: number; total:
 const MetricPageRef = builder.objectRef<PageSource>('MetricPage').implement({
   description: 'One offset page of metrics: plain listing by name, or search results by relevance.',
   fields: (t) => ({
-    items: t.prismaField({
-      type: ['Metric'],
-      resolve: async (query, source, _args, ctx) => {
-        const where = metricWhere(source.orgId, source.filter);
-        if (source.search === null) {
-          return ctx.prisma.metric.findMany({
-            ...query,
-            where,
-            orderBy: LIST_ORDER,
-            skip: (source.page - 1) * source.pageSize,
-            take: source.pageSize,
-          });
-        }
-        const { ids } = await searchPageOf(source, ctx);
-        if (!ids.length) return [];
-        const rows = await ctx.prisma.metric.findMany({ ...query, where: { ...where, id: { in: ids } } });
-        const rank = new Map(ids.map((id, index) => [id, index]));
-        return rows.sort((a, b) => (rank.get(a.id) ?? 0) - (rank.get(b.id) ?? 0));
-      },
+    items: t.field({
+      type: [MetricRef],
+      resolve: async (source, _args, ctx) => (await pageOf(source, ctx)).rows,
     }),
     pagination: t.field({
       type: PaginationRef,
-      resolve: async (source, _args, ctx) => {
-        const total =
-          source.search === null
-            ? await ctx.prisma.metric.count({ where: metricWhere(source.orgId, source.filter) })
-            : (await searchPageOf(source, ctx)).total;
-        return { page: source.page, pageSize: source.pageSize, total };
-      },
+      resolve: async (source, _args, ctx) => ({
+        page: source.page,
+        pageSize: source.pageSize,
+        total: (await pageOf(source, ctx)).total,
+      }),
     }),
   }),
 });
 
 builder.queryFields((t) => ({
-  metric: t.prismaField({
-    type: 'Metric',
+  metric: t.field({
+    type: MetricRef,
     nullable: true,
     description: "A metric of the caller's organization; null when there is none with this id.",
     args: { id: t.arg.id({ required: true }) },
-    resolve: (query, _root, { id }, ctx) =>
+    resolve: (_root, { id }, ctx, info) =>
       isUuid(String(id))
-        ? ctx.prisma.metric.findFirst({ ...query, where: { id: String(id), orgId: ctx.principal.org.id } })
+        ? loadMetricWithParts(ctx.sql, ctx.loaders, ctx.principal.org.id, String(id), planMetricRead(info))
         : null,
   }),
   metrics: t.field({
@@ -113,12 +98,14 @@ builder.queryFields((t) => ({
       filter: t.arg({ type: MetricFilter }),
       search: t.arg.string(),
     },
-    resolve: (_root, args, ctx) => ({
+    resolve: (_root, args, ctx, info) => ({
       orgId: ctx.principal.org.id,
       page: Math.max(1, args.page ?? 1),
       pageSize: Math.min(MAX_PAGE_SIZE, Math.max(1, args.pageSize ?? DEFAULT_PAGE_SIZE)),
       filter: effectiveFilter((args.filter ?? {}) as MetricFilterInput),
       search: args.search?.trim() ? args.search : null,
+      // Parts stay with their loaders on lists: joined per row they would run before OFFSET/LIMIT.
+      fields: planMetricRead(info, ['items']).fields,
     }),
   }),
   metricsConnection: t.prismaConnection({

@@ -1,10 +1,10 @@
 import { builder } from '../builder.js';
 
-builder.prismaObject('MetricRelationship', {
+/** `target` is added beside the Metric type (src/schema/metric.ts). */
+export const MetricRelationshipRef = builder.prismaObject('MetricRelationship', {
   description: 'A registry relationship from this metric to another of the same organization.',
   fields: (t) => ({
     kind: t.exposeString('kind', { description: 'variant_of, supersedes, related_to or conflicts_with' }),
     targetMetricId: t.exposeID('targetMetricId'),
-    target: t.relation('target'),
   }),
 });

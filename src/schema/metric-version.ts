@@ -1,6 +1,6 @@
 import { builder } from '../builder.js';
 
-builder.prismaObject('MetricVersion', {
+export const MetricVersionRef = builder.prismaObject('MetricVersion', {
   description: 'A released or proposed definition of a metric.',
   fields: (t) => ({
     id: t.exposeID('id'),

@@ -5,8 +5,12 @@ import type { Metric } from '../generated/prisma/client.js';
 import { legacyStatus } from '../metric/lifecycle.js';
 import { summarize } from '../summaries/service.js';
 import { AgentContextNoteRef, ApprovedVersionRef, DisambiguationRef, DiscourseSummaryRef } from './agent-context.js';
+import { ApprovalRef } from './approval.js';
 import { DiscussionSummaryRef } from './discussion-summary.js';
 import { LifecycleStatusEnum, MetricScopeEnum } from './enums.js';
+import { MetricRelationshipRef } from './metric-relationship.js';
+import { planMetricRead } from './metric-selection.js';
+import { MetricVersionRef } from './metric-version.js';
 
 const ExecutionContextRef = builder.objectRef<Metric>('ExecutionContext').implement({
   fields: (t) => ({
@@ -50,7 +54,7 @@ function insideList(path: GraphQLResolveInfo['path'] | undefined): boolean {
 /** Supporting reads are nullable: null means the read failed, not "none". */
 const supporting = { nullable: true } as const;
 
-builder.prismaObject('Metric', {
+export const MetricRef = builder.prismaObject('Metric', {
   fields: (t) => ({
     id: t.exposeID('id'),
     orgId: t.exposeID('orgId'),
@@ -84,11 +88,20 @@ builder.prismaObject('Metric', {
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
 
-    relationships: t.relation('relationships', { query: { orderBy: [{ kind: 'asc' }, { targetMetricId: 'asc' }] } }),
-    approvals: t.relation('approvals', { query: { orderBy: [{ decidedAt: 'desc' }, { id: 'asc' }] } }),
-    versionHistory: t.relation('versions', {
+    relationships: t.field({
+      type: [MetricRelationshipRef],
+      description: 'Relationships to other metrics, by kind, then target id.',
+      resolve: async (metric, _args, ctx) => (await ctx.loaders.relations.load(metric.id)).relationships,
+    }),
+    approvals: t.field({
+      type: [ApprovalRef],
+      description: 'Approval decisions, the most recent first.',
+      resolve: async (metric, _args, ctx) => (await ctx.loaders.relations.load(metric.id)).approvals,
+    }),
+    versionHistory: t.field({
+      type: [MetricVersionRef],
       description: 'Versions, the most recently released first (unreleased last).',
-      query: { orderBy: [{ releasedAt: { sort: 'desc', nulls: 'last' } }, { id: 'asc' }] },
+      resolve: async (metric, _args, ctx) => (await ctx.loaders.relations.load(metric.id)).versions,
     }),
     fiscalCalendarStartMonth: t.int({
       description: "The organization's fiscal calendar start month; 1 means January.",
@@ -185,3 +198,15 @@ builder.prismaObject('Metric', {
     }),
   }),
 });
+
+builder.objectField(MetricRelationshipRef, 'target', (t) =>
+  t.field({
+    type: MetricRef,
+    resolve: async (relationship, _args, ctx, info) => {
+      const target = await ctx.loaders.metrics(planMetricRead(info).fields).load(relationship.targetMetricId);
+      // Fixture loading keeps both ends of a relationship in one organization.
+      if (!target) throw new Error(`relationship ${relationship.id} names a metric outside the organization`);
+      return target;
+    },
+  }),
+);

@@ -1,0 +1,105 @@
+/**
+ * What a GraphQL selection of Metric needs from SQL: the columns of the
+ * metric row and the parts (src/metric/parts.ts) to read in the same
+ * statement. A list page of 20 metrics with the list envelope's 14 fields
+ * reads 14 columns instead of 48.
+ *
+ * A Metric field exposing the model field of the same name needs that
+ * column; the others are listed here. A field that is neither (a new one,
+ * forgotten here) makes the read take every column, so forgetting costs
+ * speed, never correctness; test/graphql/metric-selection.test.ts asks every
+ * field alone and compares it with the whole metric.
+ */
+import { type FieldNode, type GraphQLResolveInfo, Kind, type SelectionSetNode } from 'graphql';
+import type { Metric } from '../generated/prisma/client.js';
+import type { PartName } from '../metric/loaders.js';
+import { isMetricField } from '../metric/rows.js';
+
+type MetricField = keyof Metric;
+
+const FIELD_COLUMNS: Partial<Record<string, MetricField[]>> = {
+  status: ['lifecycleStatus'],
+  canonicalUrl: [],
+  fiscalCalendarStartMonth: [],
+  discussionSummary: [],
+  executionContext: ['resolvedParameters', 'renderedSqlExamples', 'latestClosedPeriod'],
+  governanceFacts: [
+    'ownerTeam',
+    'approverRole',
+    'approverUser',
+    'approvedAt',
+    'lifecycleStatus',
+    'definitionVersion',
+    'effectiveFrom',
+    'effectiveTo',
+    'nextReviewDate',
+  ],
+  businessDefinition: ['bdIncluded', 'bdExcluded', 'bdTimeWindow', 'bdCaveats', 'bdLegacyDescription'],
+};
+
+/** The Metric fields that read a part; their columns are the part's, not the metric's. */
+export const FIELD_PARTS: Partial<Record<string, PartName>> = {
+  relationships: 'relations',
+  approvals: 'relations',
+  versionHistory: 'relations',
+  requiresDisambiguation: 'disambiguation',
+  currentApprovedVersion: 'stats',
+  lastValidatedAt: 'stats',
+  challengesCount: 'stats',
+  openChallengesCount: 'stats',
+  discussionThreadCount: 'stats',
+  discussionMessageCount: 'stats',
+  discourseSummary: 'stats',
+  agentContextNotes: 'agentContextNotes',
+};
+
+export interface MetricReadPlan {
+  /** the model fields to read; null: all of them */
+  fields: Set<MetricField> | null;
+  parts: Set<PartName>;
+}
+
+/** The fields of `sets` (through fragments), flattened. */
+function fieldsOf(info: GraphQLResolveInfo, sets: readonly (SelectionSetNode | undefined)[]): FieldNode[] {
+  const fields: FieldNode[] = [];
+  const visit = (set: SelectionSetNode | undefined): void => {
+    for (const selection of set?.selections ?? []) {
+      if (selection.kind === Kind.FIELD) fields.push(selection);
+      else if (selection.kind === Kind.INLINE_FRAGMENT) visit(selection.selectionSet);
+      else visit(info.fragments[selection.name.value]?.selectionSet);
+    }
+  };
+  for (const set of sets) visit(set);
+  return fields;
+}
+
+/**
+ * The plan for the Metric selection of the field being resolved or, with
+ * `path`, of its subfields by that path of field names (`['items']` for the
+ * metrics of a page).
+ */
+export function planMetricRead(info: GraphQLResolveInfo, path: readonly string[] = []): MetricReadPlan {
+  let nodes: readonly FieldNode[] = info.fieldNodes;
+  for (const name of path) {
+    nodes = fieldsOf(
+      info,
+      nodes.map((node) => node.selectionSet),
+    ).filter((node) => node.name.value === name);
+  }
+  // id: every loader and part is keyed by it; orgId: cheap, and scoping reads use it.
+  let fields: Set<MetricField> | null = new Set<MetricField>(['id', 'orgId']);
+  const parts = new Set<PartName>();
+  for (const node of fieldsOf(
+    info,
+    nodes.map((n) => n.selectionSet),
+  )) {
+    const name = node.name.value;
+    const part = FIELD_PARTS[name];
+    const columns = FIELD_COLUMNS[name] ?? (isMetricField(name) ? [name] : undefined);
+    if (part) parts.add(part);
+    else if (name === '__typename') continue;
+    else if (!columns) fields = null;
+    else for (const column of columns) fields?.add(column);
+  }
+  return { fields, parts };
+}
