@@ -179,29 +179,40 @@ export function createFloor(pool: pg.Pool, publicAppUrl: string) {
     if (q?.trim()) {
       const text = q.trim().toLowerCase();
       const escaped = text.replace(/[\\%_]/g, (c) => `\\${c}`);
-      // Three disjoint branches, as the service ranks them (src/metric/rows.ts).
-      const exact = `CASE WHEN lower(m.name) = $2 THEN 2 WHEN lower(m.name) LIKE $4 THEN 1 ELSE 0 END`;
+      const structured = /"|(^|\s)-\S|\sor\s/i.test(text);
+      const words = structured ? [] : (text.match(/[\p{L}\p{N}]+/gu) ?? []);
+      // The query, and the metrics only its corrected words match, as the service ranks them (src/metric/rows.ts).
+      const exact = `CASE WHEN m.name_lower = $2 THEN 2 WHEN m.name_lower LIKE $3 THEN 1 ELSE 0 END`;
       const tsq = `websearch_to_tsquery('english', $2)`;
+      const corrected = `
+        WITH word AS MATERIALIZED (
+          SELECT w.ord, w.word,
+            EXISTS (SELECT 1 FROM search_term t WHERE t.org_id = $1 AND t.term = w.word) AS known,
+            (SELECT string_agg(c.term, ' | ') FROM (
+               SELECT t.term FROM search_term t
+               WHERE t.org_id = $1 AND length(w.word) > 2 AND (t.term % w.word OR t.term LIKE '%' || w.word || '%')
+               ORDER BY t.term LIKE '%' || w.word || '%' DESC, similarity(t.term, w.word) DESC, t.term LIMIT 20) c) AS corrections
+          FROM unnest($4::text[]) WITH ORDINALITY AS w(word, ord))
+        SELECT to_tsquery('english', string_agg(
+            '(' || CASE WHEN known OR corrections IS NULL THEN word ELSE corrections END || ')', ' & ' ORDER BY ord)) AS q
+        FROM word HAVING bool_or(NOT known AND corrections IS NOT NULL)`;
       const hits = `
         SELECT m.id, m.name, ${exact} AS exact, 1 + ts_rank(m.search_vector, ${tsq}) AS score
-        FROM metric m WHERE m.org_id = $1 AND m.search_vector @@ ${tsq}
+        FROM metric_search m WHERE m.org_id = $1 AND m.search_vector @@ ${tsq}
         UNION ALL
-        SELECT m.id, m.name, ${exact}, word_similarity($2, m.search_text)
-        FROM metric m WHERE m.org_id = $1 AND NOT (m.search_vector @@ ${tsq}) AND $2 <% m.search_text
-        UNION ALL
-        SELECT m.id, m.name, ${exact}, word_similarity($2, m.search_text)
-        FROM metric m WHERE m.org_id = $1 AND NOT (m.search_vector @@ ${tsq}) AND m.search_text LIKE $3
-          AND NOT ($2 <% m.search_text)`;
+        SELECT m.id, m.name, ${exact}, ts_rank(m.search_vector, c.q)
+        FROM (${corrected}) c JOIN metric_search m ON m.search_vector @@ c.q
+        WHERE m.org_id = $1 AND NOT (m.search_vector @@ ${tsq})`;
       ({ rows } = await pool.query(
         `SELECT ${LIST_COLUMNS}, hit.total FROM (
            SELECT h.id, h.name, h.exact, h.score, count(*) OVER ()::int AS total FROM (${hits}) h
            ORDER BY h.exact DESC, h.score DESC, h.name, h.id OFFSET $5 LIMIT $6) hit
          JOIN metric m ON m.id = hit.id
          ORDER BY hit.exact DESC, hit.score DESC, hit.name, hit.id`,
-        [org.id, text, `%${escaped}%`, `${escaped}%`, skip, pageSize],
+        [org.id, text, `${escaped}%`, words, skip, pageSize],
       ));
       countSql = `SELECT count(*)::int AS total FROM (${hits}) h`;
-      countParams = [org.id, text, `%${escaped}%`, `${escaped}%`];
+      countParams = [org.id, text, `${escaped}%`, words];
     } else {
       ({ rows } = await pool.query(
         `SELECT ${LIST_COLUMNS}, (SELECT count(*)::int FROM metric WHERE org_id = $1) AS total

@@ -176,17 +176,26 @@ export async function listMetricPage(
   return result;
 }
 
+/** A query in websearch syntax (a quoted phrase, `or`, a `-` before a word) is taken as written: no corrections. */
+const STRUCTURED_QUERY = /"|(^|\s)-\S|\sor\s/i;
+
+/** Corrections offered for one query word, at most. */
+const CORRECTIONS_PER_WORD = 20;
+
 /**
  * Search: relevance first, then name and id; the total of all matches is a
- * window count. Relevance: an exact name, then a name prefix; then full-text
- * matches by rank, above the metrics found only by trigram word similarity
- * (what lets "revnue" find "Net Revenue") or by substring, by similarity.
+ * window count. Relevance: an exact name, then a name prefix; then the
+ * full-text matches of the query by rank, above the metrics found only once
+ * its unknown words are corrected, by their rank.
  *
- * The three ways to match are three disjoint branches, each led by its own
- * index (the tsvector GIN, the trigram GIN), and the costly similarity is
- * computed only for rows the full text did not match: with one OR over the
- * table, PostgreSQL scanned every metric and computed it for each (at 100,000
- * metrics, "revenue": 2.6 s; this way 0.7 s).
+ * Both ways to match are led by the full-text index of `metric_search`, a
+ * narrow copy of the metrics (prisma/migrations/20261123000000_search_documents).
+ * A query word that is none of the organization's words (`search_term`) is
+ * corrected to the words it is part of ("reven": "revenue") or similar to by
+ * trigrams ("revnue": "revenue"), among the organization's words rather than
+ * over its metrics; the corrected query only adds metrics the query itself
+ * did not match. At 100,000 metrics this took "revnue" from 970 ms (trigram
+ * similarity over every metric) to 73 ms.
  */
 export async function searchMetricPage(
   sql: SqlReader,
@@ -197,21 +206,35 @@ export async function searchMetricPage(
   fields: MetricFields = null,
 ): Promise<MetricPage> {
   const text = query.trim().toLowerCase();
-  const contains = `%${escapeLike(text)}%`;
+  const words = STRUCTURED_QUERY.test(text) ? [] : (text.match(/[\p{L}\p{N}]+/gu) ?? []);
   const prefix = `${escapeLike(text)}%`;
   const org = Prisma.sql`m.org_id = ${orgId}::uuid ${filterSql(filter)}`;
-  const exact = Prisma.sql`CASE WHEN lower(m.name) = ${text} THEN 2 WHEN lower(m.name) LIKE ${prefix} THEN 1 ELSE 0 END`;
+  const exact = Prisma.sql`CASE WHEN m.name_lower = ${text} THEN 2 WHEN m.name_lower LIKE ${prefix} THEN 1 ELSE 0 END`;
   const tsq = Prisma.sql`websearch_to_tsquery('english', ${text})`;
+  // A word is known, or corrected to the words containing it, then the most similar; the corrected
+  // query exists only when some word was corrected.
+  const corrected = Prisma.sql`
+    WITH word AS MATERIALIZED (
+      SELECT w.ord, w.word,
+        EXISTS (SELECT 1 FROM search_term t WHERE t.org_id = ${orgId}::uuid AND t.term = w.word) AS known,
+        (SELECT string_agg(c.term, ' | ') FROM (
+           SELECT t.term FROM search_term t
+           WHERE t.org_id = ${orgId}::uuid AND length(w.word) > 2
+             AND (t.term % w.word OR t.term LIKE '%' || w.word || '%')
+           ORDER BY t.term LIKE '%' || w.word || '%' DESC, similarity(t.term, w.word) DESC, t.term
+           LIMIT ${CORRECTIONS_PER_WORD}) c) AS corrections
+      FROM unnest(${words}::text[]) WITH ORDINALITY AS w(word, ord))
+    SELECT to_tsquery('english', string_agg(
+        '(' || CASE WHEN known OR corrections IS NULL THEN word ELSE corrections END || ')', ' & ' ORDER BY ord)) AS q
+    FROM word
+    HAVING bool_or(NOT known AND corrections IS NOT NULL)`;
   const hits = Prisma.sql`
     SELECT m.id, m.name, ${exact} AS exact, 1 + ts_rank(m.search_vector, ${tsq}) AS score
-    FROM metric m WHERE ${org} AND m.search_vector @@ ${tsq}
+    FROM metric_search m WHERE ${org} AND m.search_vector @@ ${tsq}
     UNION ALL
-    SELECT m.id, m.name, ${exact}, word_similarity(${text}, m.search_text)
-    FROM metric m WHERE ${org} AND NOT (m.search_vector @@ ${tsq}) AND ${text} <% m.search_text
-    UNION ALL
-    SELECT m.id, m.name, ${exact}, word_similarity(${text}, m.search_text)
-    FROM metric m WHERE ${org} AND NOT (m.search_vector @@ ${tsq}) AND m.search_text LIKE ${contains}
-      AND NOT (${text} <% m.search_text)`;
+    SELECT m.id, m.name, ${exact}, ts_rank(m.search_vector, c.q)
+    FROM (${corrected}) c JOIN metric_search m ON m.search_vector @@ c.q
+    WHERE ${org} AND NOT (m.search_vector @@ ${tsq})`;
   // Ranked on narrow rows (id and sort keys), then the page's rows are read.
   const rows = await sql.query<Metric & { total: number }>(Prisma.sql`
     SELECT ${metricColumns(fields)}, hit.total

@@ -1,0 +1,99 @@
+/**
+ * Search corrections and the search documents (src/metric/rows.ts,
+ * prisma/migrations/20261123000000_search_documents): a word that is none of
+ * the organization's words is corrected among them, and whatever writes the
+ * metrics (here plain SQL, as another instance or a fixture load would), the
+ * next search sees the change.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { registry } from '../fixtures/registry.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { expectOk } from './expectations.js';
+
+const r = registry();
+const acme = r.org();
+const netRevenue = acme.metric({ name: 'Net Revenue', key: 'net_revenue', concept_name: 'revenue' });
+const grossRevenue = acme.metric({ name: 'Gross Revenue', key: 'gross_revenue', concept_name: 'revenue' });
+const churn = acme.metric({ name: 'Churn Rate', key: 'churn_rate', concept_name: 'retention' });
+const untagged = acme.metric({ name: 'Fulfillment Latency', key: 'fulfillment_latency', tags: [] });
+// Descriptions are searched as written but give no words to correct to.
+const misspelt = acme.metric({ name: 'Bookings', key: 'bookings', description: 'Counted from revnue events.' });
+const key = acme.key();
+// Another organization's words correct nothing here, and its metrics are never found.
+const other = r.org();
+const otherTypo = other.metric({ name: 'Revnue Typo', key: 'revnue_typo', concept_name: 'revenue' });
+other.key();
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await startTestApp({ fixture: r.build() });
+});
+afterAll(() => t.close());
+
+async function search(q: string): Promise<{ ids: string[]; total: number }> {
+  const body = expectOk(await t.get(`/api/v1/metrics?pageSize=100&q=${encodeURIComponent(q)}`, key.secret));
+  return { ids: body.data.map((item: { id: string }) => item.id), total: body.pagination.total };
+}
+
+describe('search corrections', () => {
+  it('corrects a typo to the organization’s words, whatever other organizations spell', async () => {
+    const found = await search('revnue');
+    expect(found.ids).toHaveLength(3);
+    expect(found.ids).toEqual(expect.arrayContaining([misspelt.id, netRevenue.id, grossRevenue.id]));
+    expect(found.ids).not.toContain(otherTypo.id);
+  });
+
+  it('completes a partial word, and keeps the known words of the query as they are', async () => {
+    expect(await search('reven')).toEqual({ ids: expect.arrayContaining([netRevenue.id, grossRevenue.id]), total: 2 });
+    expect(await search('gross reven')).toEqual({ ids: [grossRevenue.id], total: 1 });
+    expect(await search('churn rat')).toEqual({ ids: [churn.id], total: 1 });
+  });
+
+  it('ranks what the query matches as written above what only its corrections match', async () => {
+    // "revnue" is in a description as written; the revenue metrics match only its correction.
+    expect((await search('revnue')).ids[0]).toBe(misspelt.id);
+  });
+
+  it('takes a query in websearch syntax as written', async () => {
+    expect((await search('revenue -gross')).ids).toEqual([netRevenue.id]);
+    expect((await search('"net revenue"')).ids).toEqual([netRevenue.id]);
+    // A negated query is not corrected: the typo finds what it matches as written, not what the user excluded.
+    expect(await search('revnue -gross')).toEqual({ ids: [misspelt.id], total: 1 });
+  });
+
+  it('finds a metric without tags', async () => {
+    expect((await search('latency')).ids).toEqual([untagged.id]);
+  });
+
+  it('nothing similar: empty', async () => {
+    expect(await search('xylophonequartz')).toEqual({ ids: [], total: 0 });
+  });
+});
+
+describe('search documents follow the metrics', () => {
+  it('on insert, rename and delete', async () => {
+    const id = randomUUID();
+    await t.database.prisma.$executeRaw`
+      INSERT INTO metric (id, org_id, project_id, key, name, description, metric_type, lifecycle_status,
+        definition_version, policy_tier, owner_team, scope, concept_name, template_name, sql_expression,
+        default_grain, created_at, updated_at)
+      SELECT ${id}::uuid, org_id, project_id, 'zorblax_throughput', 'Zorblax Throughput', 'Parcels per hour.',
+        'base', 'RELEASED', '1.0.0', 'tier_1', 'team', 'exploratory', 'operations', 't', 'SUM(x)', 'day', now(), now()
+      FROM metric WHERE id = ${churn.id}::uuid`;
+    expect((await search('zorblax')).ids).toEqual([id]);
+    expect((await search('zorblx')).ids).toEqual([id]);
+    expect((await search('parcels')).ids).toEqual([id]);
+
+    await t.database.prisma.$executeRaw`
+      UPDATE metric SET name = 'Quintessa Throughput', key = 'quintessa_throughput', description = 'Crates per hour.'
+      WHERE id = ${id}::uuid`;
+    expect((await search('quintesa')).ids).toEqual([id]);
+    expect(await search('zorblax')).toEqual({ ids: [], total: 0 });
+    expect(await search('parcels')).toEqual({ ids: [], total: 0 });
+
+    await t.database.prisma.$executeRaw`DELETE FROM metric WHERE id = ${id}::uuid`;
+    expect(await search('quintessa')).toEqual({ ids: [], total: 0 });
+    expect(await search('throughput')).toEqual({ ids: [], total: 0 });
+  });
+});
