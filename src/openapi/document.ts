@@ -213,9 +213,13 @@ const parameters = {
 };
 
 const listParameters = [
-  queryParameter('q', 'Search text; when not whitespace-only, results are ordered by relevance.', {
-    type: 'string',
-  }),
+  queryParameter(
+    'q',
+    'Search text in web search syntax (words, "quoted phrases", `or`, `-excluded`) over name, key, concept, tags and ' +
+      "description; a word that is none of the organization's words is corrected to those it is part of or similar " +
+      'to, ranked below what the query matched as written. When not whitespace-only, results are ordered by relevance.',
+    { type: 'string' },
+  ),
   queryParameter('page', 'Page number; invalid or missing becomes 1.', { type: 'integer', minimum: 1, default: 1 }),
   queryParameter('pageSize', 'Page size; invalid or missing becomes 20, values above 100 become 100.', {
     type: 'integer',
