@@ -1,0 +1,223 @@
+/**
+ * The reusable parts of the OpenAPI document (src/openapi/document.ts):
+ * component schemas from zod, headers, responses with their error examples,
+ * parameters and security requirements.
+ */
+import { z } from 'zod';
+import { AGENT_CONTRACT_SCOPES } from '../auth/scopes.js';
+import { type ErrorResponse, errors } from '../errors.js';
+import { createKeyBody } from '../http/admin-routes.js';
+import { DEGRADED_REASONS, LEGACY_STATUSES, LIFECYCLE_STATUSES, METRIC_SCOPES, responseSchemas } from './schemas.js';
+
+type Json = Record<string, unknown>;
+
+export const ref = (kind: string, name: string) => ({ $ref: `#/components/${kind}/${name}` });
+export const schemaRef = (name: keyof typeof responseSchemas | 'CreateApiKeyRequest') => ref('schemas', name);
+
+/**
+ * Response objects are open: v1 adds fields, and consumers must not reject
+ * unknown ones (contract section 9), so `additionalProperties: false`, which
+ * zod emits for every object, is dropped. The tests close them again.
+ */
+function openObjects(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(openObjects);
+  if (node === null || typeof node !== 'object') return node;
+  const result: Json = {};
+  for (const [key, value] of Object.entries(node)) {
+    if (key === '$schema' || key === '$id') continue;
+    if (key === 'additionalProperties' && value === false) continue;
+    result[key] = openObjects(value);
+  }
+  return result;
+}
+
+export function componentSchemas(): Record<string, Json> {
+  const registry = z.registry<{ id: string }>();
+  for (const [id, schema] of Object.entries(responseSchemas)) registry.add(schema, { id });
+  const { schemas } = z.toJSONSchema(registry, {
+    target: 'draft-2020-12',
+    io: 'output',
+    uri: (id) => `#/components/schemas/${id}`,
+  });
+  const result = openObjects(schemas) as Record<string, Json>;
+
+  // The request body is the route's own zod schema; unknown members are a 400, so it stays closed.
+  const { $schema: _, ...body } = z.toJSONSchema(createKeyBody, { target: 'draft-2020-12', io: 'input' }) as Json;
+  const properties = body.properties as Record<string, Json>;
+  properties.scopes = {
+    type: 'array',
+    items: { type: 'string', enum: [...AGENT_CONTRACT_SCOPES] },
+    minItems: 2,
+    maxItems: 2,
+    uniqueItems: true,
+    description: `default and only allowed value: exactly ${AGENT_CONTRACT_SCOPES.join(' and ')}, any order`,
+  };
+  result.CreateApiKeyRequest = body;
+  return result;
+}
+
+const header = (description: string, schema: Json, example?: unknown) => ({
+  description,
+  schema,
+  ...(example === undefined ? {} : { example }),
+});
+
+export const headers = {
+  'X-Request-Id': header(
+    'The request id: an incoming X-Request-Id of up to 128 characters [A-Za-z0-9._:-], else a new UUID.',
+    { type: 'string' },
+  ),
+  'RateLimit-Limit': header('Requests allowed per minute for this key.', { type: 'integer' }, 60),
+  'RateLimit-Remaining': header('Requests left in the current window.', { type: 'integer' }, 59),
+  'RateLimit-Reset': header('Seconds until the window resets.', { type: 'integer' }, 42),
+  'Retry-After': header('Whole seconds to wait before retrying (>= 1).', { type: 'integer', minimum: 1 }, 30),
+  'X-Discussion-Summary-Charged': header('With summary=true: 1 when this call was billed, else 0.', {
+    type: 'string',
+    enum: ['0', '1'],
+  }),
+  'X-Discussion-Summary': header('With summary=true, when discussion_summary is null: why.', {
+    type: 'string',
+    enum: [...DEGRADED_REASONS],
+  }),
+};
+
+export const requestIdHeader = { 'X-Request-Id': ref('headers', 'X-Request-Id') };
+export const rateLimitHeaders = {
+  ...requestIdHeader,
+  'RateLimit-Limit': ref('headers', 'RateLimit-Limit'),
+  'RateLimit-Remaining': ref('headers', 'RateLimit-Remaining'),
+  'RateLimit-Reset': ref('headers', 'RateLimit-Reset'),
+};
+
+function errorExamples(...responses: ErrorResponse[]) {
+  return Object.fromEntries(
+    responses.map((response) => {
+      const body = response.body.error;
+      return [typeof body === 'string' ? body : body.code, { value: response.body }];
+    }),
+  );
+}
+
+export function json(schema: Json, examples?: Json, extra: Json = {}) {
+  return { content: { 'application/json': { schema, ...(examples ? { examples } : {}) } }, ...extra };
+}
+
+export function errorResponse(description: string, responseHeaders: Json, ...responses: ErrorResponse[]) {
+  return { description, headers: responseHeaders, ...json(schemaRef('ErrorMessage'), errorExamples(...responses)) };
+}
+
+export const responses = {
+  Unauthorized: errorResponse(
+    'No, malformed, unknown or revoked API key.',
+    requestIdHeader,
+    errors.missingAuthorization,
+    errors.invalidAuthorizationFormat,
+    errors.invalidApiKeyFormat,
+    errors.invalidApiKey,
+    errors.revokedApiKey,
+  ),
+  Forbidden: {
+    description: 'The key lacks the scope, or a sandbox key was sent without `X-Service-Env: sandbox`.',
+    headers: requestIdHeader,
+    ...json(
+      { oneOf: [schemaRef('ErrorMessage'), schemaRef('SandboxError')] },
+      errorExamples(errors.insufficientScope, errors.sandboxKeyRequiresSandbox),
+    ),
+  },
+  RateLimited: errorResponse(
+    'Per-key rate limit or pre-verification throttle exceeded.',
+    { ...rateLimitHeaders, 'Retry-After': { ...ref('headers', 'Retry-After'), required: true } as Json },
+    errors.rateLimited,
+  ),
+  InvalidMetricId: errorResponse('The id is not a UUID.', rateLimitHeaders, errors.invalidMetricId),
+  MetricNotFound: errorResponse(
+    'No such metric in the key’s organization (other organizations’ metrics look the same).',
+    rateLimitHeaders,
+    errors.metricNotFound,
+  ),
+  FetchFailed: errorResponse(
+    'The metric could not be read; the cause is logged.',
+    rateLimitHeaders,
+    errors.fetchFailed,
+  ),
+  NotSignedIn: errorResponse('No session cookie, or an unknown or expired one.', requestIdHeader, errors.notSignedIn),
+  AdminForbidden: errorResponse(
+    'Not an admin or owner of the active organization, or a cross-site request (CSRF defence).',
+    rateLimitHeaders,
+    errors.forbidden,
+  ),
+  InternalError: errorResponse('Unexpected failure; the cause is logged.', rateLimitHeaders, errors.internal),
+};
+
+export const readErrors = {
+  '401': ref('responses', 'Unauthorized'),
+  '403': ref('responses', 'Forbidden'),
+  '429': ref('responses', 'RateLimited'),
+};
+export const adminErrors = {
+  '401': ref('responses', 'NotSignedIn'),
+  '403': ref('responses', 'AdminForbidden'),
+  '429': ref('responses', 'RateLimited'),
+  '500': ref('responses', 'InternalError'),
+};
+
+export const queryParameter = (name: string, description: string, schema: Json) => ({
+  name,
+  in: 'query',
+  required: false,
+  description,
+  schema,
+});
+
+export const parameters = {
+  metricId: {
+    name: 'id',
+    in: 'path',
+    required: true,
+    description: 'Metric id (UUID); anything else is 400.',
+    schema: { type: 'string', format: 'uuid' },
+  },
+  serviceEnv: {
+    name: 'X-Service-Env',
+    in: 'header',
+    required: false,
+    description: 'Required with value `sandbox` when the key is a sandbox key.',
+    schema: { type: 'string', enum: ['sandbox'] },
+  },
+};
+
+export const listParameters = [
+  queryParameter(
+    'q',
+    'Search text in web search syntax (words, "quoted phrases", `or`, `-excluded`) over name, key, concept, tags and ' +
+      "description; a word that is none of the organization's words is corrected to those it is part of or similar " +
+      'to, ranked below what the query matched as written. When not whitespace-only, results are ordered by relevance.',
+    { type: 'string' },
+  ),
+  queryParameter('page', 'Page number; invalid or missing becomes 1.', { type: 'integer', minimum: 1, default: 1 }),
+  queryParameter('pageSize', 'Page size; invalid or missing becomes 20, values above 100 become 100.', {
+    type: 'integer',
+    minimum: 1,
+    default: 20,
+  }),
+  queryParameter('lifecycle_status', 'Canonical lifecycle filter, passed through (other values match nothing).', {
+    type: 'string',
+    examples: [...LIFECYCLE_STATUSES],
+  }),
+  queryParameter('status', 'Legacy status filter, used only without lifecycle_status; unknown values are ignored.', {
+    type: 'string',
+    examples: [...LEGACY_STATUSES],
+  }),
+  queryParameter('policy_tier', 'Policy-tier filter (the old `tier` parameter is not translated).', {
+    type: 'string',
+  }),
+  queryParameter('scope', 'Scope filter; invalid values are ignored.', {
+    type: 'string',
+    examples: [...METRIC_SCOPES],
+  }),
+  queryParameter('type', 'Metric type filter, for example base or derived.', { type: 'string' }),
+  ref('parameters', 'serviceEnv'),
+];
+
+export const bearer = [{ bearerAuth: [] }];
+export const session = [{ sessionCookie: [] }];
