@@ -183,7 +183,8 @@ export function createFloor(pool: pg.Pool, publicAppUrl: string) {
       const words = structured ? [] : (text.match(/[\p{L}\p{N}]+/gu) ?? []);
       // The query, and the metrics only its corrected words match, as the service ranks them (src/metric/rows.ts).
       const exact = `CASE WHEN m.name_lower = $2 THEN 2 WHEN m.name_lower LIKE $3 THEN 1 ELSE 0 END`;
-      const tsq = `websearch_to_tsquery('english', $2)`;
+      const fullText = text.replace(/[^\p{L}\p{N}\s"-]+/gu, ' ').replace(/([\p{L}\p{N}])-+(?=[\p{L}\p{N}])/gu, '$1 ');
+      const tsq = `websearch_to_tsquery('english', $5)`;
       const corrected = `
         WITH word AS MATERIALIZED (
           SELECT w.ord, w.word,
@@ -206,13 +207,13 @@ export function createFloor(pool: pg.Pool, publicAppUrl: string) {
       ({ rows } = await pool.query(
         `SELECT ${LIST_COLUMNS}, hit.total FROM (
            SELECT h.id, h.name, h.exact, h.score, count(*) OVER ()::int AS total FROM (${hits}) h
-           ORDER BY h.exact DESC, h.score DESC, h.name, h.id OFFSET $5 LIMIT $6) hit
+           ORDER BY h.exact DESC, h.score DESC, h.name, h.id OFFSET $6 LIMIT $7) hit
          JOIN metric m ON m.id = hit.id
          ORDER BY hit.exact DESC, hit.score DESC, hit.name, hit.id`,
-        [org.id, text, `${escaped}%`, words, skip, pageSize],
+        [org.id, text, `${escaped}%`, words, fullText, skip, pageSize],
       ));
       countSql = `SELECT count(*)::int AS total FROM (${hits}) h`;
-      countParams = [org.id, text, `${escaped}%`, words];
+      countParams = [org.id, text, `${escaped}%`, words, fullText];
     } else {
       ({ rows } = await pool.query(
         `SELECT ${LIST_COLUMNS}, (SELECT count(*)::int FROM metric WHERE org_id = $1) AS total

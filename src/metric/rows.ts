@@ -179,6 +179,15 @@ export async function listMetricPage(
 /** A query in websearch syntax (a quoted phrase, `or`, a `-` before a word) is taken as written: no corrections. */
 const STRUCTURED_QUERY = /"|(^|\s)-\S|\sor\s/i;
 
+/**
+ * The query as the full-text parser should read it: punctuation inside a word
+ * ("net-revenue", "net/revenue") separates words, as it does in the metrics'
+ * text. Left to the parser, "net-revenue" is a phrase of the compound and its
+ * parts, and "net/revenue" a file path: neither matches "Net Revenue".
+ */
+const fullTextQuery = (text: string) =>
+  text.replace(/[^\p{L}\p{N}\s"-]+/gu, ' ').replace(/([\p{L}\p{N}])-+(?=[\p{L}\p{N}])/gu, '$1 ');
+
 /** Corrections offered for one query word, at most. */
 const CORRECTIONS_PER_WORD = 20;
 
@@ -210,7 +219,7 @@ export async function searchMetricPage(
   const prefix = `${escapeLike(text)}%`;
   const org = Prisma.sql`m.org_id = ${orgId}::uuid ${filterSql(filter)}`;
   const exact = Prisma.sql`CASE WHEN m.name_lower = ${text} THEN 2 WHEN m.name_lower LIKE ${prefix} THEN 1 ELSE 0 END`;
-  const tsq = Prisma.sql`websearch_to_tsquery('english', ${text})`;
+  const tsq = Prisma.sql`websearch_to_tsquery('english', ${fullTextQuery(text)})`;
   // A word is known, or corrected to the words containing it, then the most similar; the corrected
   // query exists only when some word was corrected.
   const corrected = Prisma.sql`

@@ -62,6 +62,12 @@ describe('search corrections', () => {
     expect(await search('revnue -gross')).toEqual({ ids: [misspelt.id], total: 1 });
   });
 
+  it('reads punctuation inside a word as a space, as in the metrics’ text', async () => {
+    for (const q of ['net-revenue', 'net/revenue', 'Net.Revenue', 'NET_REVENUE']) {
+      expect((await search(q)).ids, q).toEqual([netRevenue.id]);
+    }
+  });
+
   it('finds a metric without tags', async () => {
     expect((await search('latency')).ids).toEqual([untagged.id]);
   });
