@@ -72,8 +72,9 @@ export async function loadMetricWithParts(
   id: string,
   { fields, parts }: { fields: MetricFields; parts: ReadonlySet<PartName> },
 ): Promise<Metric | null> {
+  const alone = async () => (await findMetricRow(sql, orgId, id, [], fields))?.metric ?? null;
   const names = [...parts];
-  if (!names.length) return (await findMetricRow(sql, orgId, id, [], fields))?.metric ?? null;
+  if (!names.length) return alone();
   let found: Awaited<ReturnType<typeof findMetricRow>>;
   try {
     found = await findMetricRow(
@@ -84,7 +85,7 @@ export async function loadMetricWithParts(
       fields,
     );
   } catch {
-    return (await findMetricRow(sql, orgId, id, [], fields))?.metric ?? null;
+    return alone();
   }
   if (!found) return null;
   for (const name of names) prime(loaders, name, id, found.row);

@@ -5,10 +5,10 @@
  * metrics (here plain SQL, as another instance or a fixture load would),
  * the next request counts again.
  */
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registry } from '../fixtures/registry.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
+import { insertMetricBeside } from '../helpers/metric-sql.js';
 import { expectOk, statementCount } from './expectations.js';
 
 const r = registry();
@@ -42,16 +42,7 @@ describe('list totals', () => {
 
   it('follow inserts, updates and deletes at once, for each filter', async () => {
     expect((await total('&lifecycle_status=RELEASED')).total).toBe(3);
-    const id = randomUUID();
-    const [source] = await t.database.prisma.$queryRaw<{ project_id: string }[]>`
-      SELECT project_id::text FROM metric WHERE id = ${first.id}::uuid`;
-    await t.database.prisma.$executeRaw`
-      INSERT INTO metric (id, org_id, project_id, key, name, description, metric_type, lifecycle_status,
-        definition_version, policy_tier, owner_team, scope, concept_name, template_name, sql_expression,
-        default_grain, created_at, updated_at)
-      SELECT ${id}::uuid, org_id, ${source?.project_id}::uuid, 'echo', 'Echo', '', 'base', 'RELEASED',
-        '1.0.0', 'tier_1', 'team', 'exploratory', 'c', 't', 'SUM(x)', 'day', now(), now()
-      FROM metric WHERE id = ${first.id}::uuid`;
+    const id = await insertMetricBeside(t.database.prisma, first.id, { key: 'echo', name: 'Echo' });
     expect((await total()).total).toBe(5);
     expect((await total('&lifecycle_status=RELEASED')).total).toBe(4);
 

@@ -5,10 +5,10 @@
  * metrics (here plain SQL, as another instance or a fixture load would), the
  * next search sees the change.
  */
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registry } from '../fixtures/registry.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
+import { insertMetricBeside } from '../helpers/metric-sql.js';
 import { expectOk } from './expectations.js';
 
 const r = registry();
@@ -79,14 +79,12 @@ describe('search corrections', () => {
 
 describe('search documents follow the metrics', () => {
   it('on insert, rename and delete', async () => {
-    const id = randomUUID();
-    await t.database.prisma.$executeRaw`
-      INSERT INTO metric (id, org_id, project_id, key, name, description, metric_type, lifecycle_status,
-        definition_version, policy_tier, owner_team, scope, concept_name, template_name, sql_expression,
-        default_grain, created_at, updated_at)
-      SELECT ${id}::uuid, org_id, project_id, 'zorblax_throughput', 'Zorblax Throughput', 'Parcels per hour.',
-        'base', 'RELEASED', '1.0.0', 'tier_1', 'team', 'exploratory', 'operations', 't', 'SUM(x)', 'day', now(), now()
-      FROM metric WHERE id = ${churn.id}::uuid`;
+    const id = await insertMetricBeside(t.database.prisma, churn.id, {
+      key: 'zorblax_throughput',
+      name: 'Zorblax Throughput',
+      description: 'Parcels per hour.',
+      conceptName: 'operations',
+    });
     expect((await search('zorblax')).ids).toEqual([id]);
     expect((await search('zorblx')).ids).toEqual([id]);
     expect((await search('parcels')).ids).toEqual([id]);

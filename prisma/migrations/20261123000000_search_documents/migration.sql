@@ -44,7 +44,7 @@ CREATE TABLE "metric_search" (
     "org_id" UUID NOT NULL,
     "name" TEXT COLLATE "C" NOT NULL,
     -- for the exact-name and name-prefix ranks, without lower() on every match
-    "name_lower" TEXT COLLATE "C" NOT NULL,
+    "name_lower" TEXT COLLATE "C" GENERATED ALWAYS AS (lower("name")) STORED,
     "lifecycle_status" "LifecycleStatus" NOT NULL,
     "policy_tier" TEXT NOT NULL,
     "scope" "MetricScope" NOT NULL,
@@ -62,11 +62,11 @@ CREATE INDEX "search_term_trgm_idx" ON "search_term" USING gin ("term" gin_trgm_
 
 CREATE FUNCTION "index_metric_search"() RETURNS trigger LANGUAGE plpgsql AS E'
 BEGIN
-  INSERT INTO "metric_search" ("id", "org_id", "name", "name_lower", "lifecycle_status", "policy_tier", "scope", "metric_type", "search_vector")
-  SELECT n."id", n."org_id", n."name", lower(n."name"), n."lifecycle_status", n."policy_tier", n."scope", n."metric_type",
+  INSERT INTO "metric_search" ("id", "org_id", "name", "lifecycle_status", "policy_tier", "scope", "metric_type", "search_vector")
+  SELECT n."id", n."org_id", n."name", n."lifecycle_status", n."policy_tier", n."scope", n."metric_type",
     metric_search_vector(n."name", n."key", n."concept_name", n."tags", n."description")
   FROM "new_rows" n
-  ON CONFLICT ("id") DO UPDATE SET "org_id" = EXCLUDED."org_id", "name" = EXCLUDED."name", "name_lower" = EXCLUDED."name_lower",
+  ON CONFLICT ("id") DO UPDATE SET "org_id" = EXCLUDED."org_id", "name" = EXCLUDED."name",
     "lifecycle_status" = EXCLUDED."lifecycle_status", "policy_tier" = EXCLUDED."policy_tier",
     "scope" = EXCLUDED."scope", "metric_type" = EXCLUDED."metric_type", "search_vector" = EXCLUDED."search_vector"\073
   INSERT INTO "search_term" ("org_id", "term")
@@ -81,8 +81,8 @@ CREATE TRIGGER "metric_search_inserted" AFTER INSERT ON "metric"
 CREATE TRIGGER "metric_search_updated" AFTER UPDATE ON "metric"
   REFERENCING NEW TABLE AS "new_rows" FOR EACH STATEMENT EXECUTE FUNCTION "index_metric_search"();
 
-INSERT INTO "metric_search" ("id", "org_id", "name", "name_lower", "lifecycle_status", "policy_tier", "scope", "metric_type", "search_vector")
-SELECT "id", "org_id", "name", lower("name"), "lifecycle_status", "policy_tier", "scope", "metric_type",
+INSERT INTO "metric_search" ("id", "org_id", "name", "lifecycle_status", "policy_tier", "scope", "metric_type", "search_vector")
+SELECT "id", "org_id", "name", "lifecycle_status", "policy_tier", "scope", "metric_type",
   metric_search_vector("name", "key", "concept_name", "tags", "description")
 FROM "metric";
 
