@@ -1,6 +1,6 @@
 /**
  * npm run bench -- [--metrics 10000] [--connections 32] [--duration 10] [--rounds 3]
- *                  [--routes list,search,detail,contract,graphql] [--quick] [--keep] [--profile <route>]
+ *                  [--routes list,search,search-cold,detail,contract,graphql] [--quick] [--keep] [--profile <route>]
  *
  * Builds the service (`npm run build`), creates bench_<timestamp> on BENCH_DATABASE_URL's server,
  * migrates and seeds it, starts the service (compiled, as in production: dist/server.js) and the

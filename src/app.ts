@@ -124,7 +124,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const access: AccessDeps = {
     prisma,
     sql: database.sql,
-    totals: database.totals,
+    reads: database.reads,
     rateLimiter: options.rateLimiter,
     defaultRateLimit: config.defaultRateLimit,
     throttle: config.throttle,

@@ -34,7 +34,7 @@ export interface ServiceConfig {
 export interface Context {
   prisma: PrismaClient;
   sql: Database['sql'];
-  totals: Database['totals'];
+  reads: Database['reads'];
   principal: Principal;
   config: ServiceConfig;
   loaders: MetricLoaders;
@@ -42,10 +42,10 @@ export interface Context {
 }
 
 export function createContext(
-  { prisma, sql, totals }: Pick<Database, 'prisma' | 'sql' | 'totals'>,
+  { prisma, sql, reads }: Pick<Database, 'prisma' | 'sql' | 'reads'>,
   principal: Principal,
   config: ServiceConfig,
   metrics: Metrics,
 ): Context {
-  return { prisma, sql, totals, principal, config, metrics, loaders: createMetricLoaders(sql, principal.org.id) };
+  return { prisma, sql, reads, principal, config, metrics, loaders: createMetricLoaders(sql, principal.org.id) };
 }

@@ -2,8 +2,8 @@
  * Opens the configured database: the Prisma client over the right driver
  * adapter, migrations applied, statements counted (src/db/query-stats.ts).
  */
-import { LRUCache } from 'lru-cache';
 import { PrismaClient } from '../generated/prisma/client.js';
+import { createReadCache, type ReadCache } from '../metric/rows.js';
 import { type DatabaseTarget, describeTarget, openAdapter } from './adapter.js';
 import { migrate } from './migrate.js';
 import { countingFactory } from './query-stats.js';
@@ -17,11 +17,11 @@ export interface Database {
   /** raw reads on the same connections as `prisma` (src/db/sql.ts) */
   sql: SqlReader;
   /**
-   * List totals of this database by organization, its `metrics_version` and
-   * the filter (src/metric/rows.ts): a total is reused only while the
-   * organization's metrics are as they were counted.
+   * List totals and search pages of this database by organization and its
+   * `metrics_version` (src/metric/rows.ts): reused only while the
+   * organization's metrics are as they were read.
    */
-  totals: LRUCache<string, number>;
+  reads: ReadCache;
   target: DatabaseTarget;
   description: string;
   close(): Promise<void>;
@@ -46,7 +46,7 @@ export async function openDatabase(
   return {
     prisma,
     sql: sqlReader(driver),
-    totals: new LRUCache<string, number>({ max: 10_000 }),
+    reads: createReadCache(),
     target,
     description: describeTarget(target),
     migrationLog,

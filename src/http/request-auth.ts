@@ -29,7 +29,7 @@ export interface ThrottleConfig {
 export interface AccessDeps {
   prisma: PrismaClient;
   sql: SqlReader;
-  totals: Database['totals'];
+  reads: Database['reads'];
   rateLimiter: KeyRateLimiter;
   /** requests per minute of a key without its own limit, and of a session user */
   defaultRateLimit: number;

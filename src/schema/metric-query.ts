@@ -41,13 +41,11 @@ interface PageSource {
 
 function pageOf(source: PageSource, ctx: Context): Promise<MetricPage> {
   const page = { skip: (source.page - 1) * source.pageSize, take: source.pageSize };
+  const kept = { cache: ctx.reads, version: ctx.principal.org.metricsVersion };
   source.rows ??=
     source.search === null
-      ? listMetricPage(ctx.sql, source.orgId, source.filter, page, source.fields, {
-          cache: ctx.totals,
-          version: ctx.principal.org.metricsVersion,
-        })
-      : searchMetricPage(ctx.sql, source.orgId, source.search, source.filter, page, source.fields);
+      ? listMetricPage(ctx.sql, source.orgId, source.filter, page, source.fields, kept)
+      : searchMetricPage(ctx.sql, source.orgId, source.search, source.filter, page, source.fields, kept);
   return source.rows;
 }
 

@@ -1,15 +1,16 @@
 /**
- * Search corrections and the search documents (src/metric/rows.ts,
- * prisma/migrations/20261123000000_search_documents): a word that is none of
- * the organization's words is corrected among them, and whatever writes the
- * metrics (here plain SQL, as another instance or a fixture load would), the
- * next search sees the change.
+ * Search corrections, the search documents and kept search pages
+ * (src/metric/rows.ts, prisma/migrations/20261123000000_search_documents): a
+ * word that is none of the organization's words is corrected among them, a
+ * page is ranked once per `metrics_version`, and whatever writes the metrics
+ * (here plain SQL, as another instance or a fixture load would), the next
+ * search sees the change.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registry } from '../fixtures/registry.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { insertMetricBeside } from '../helpers/metric-sql.js';
-import { expectOk } from './expectations.js';
+import { expectOk, statementCount } from './expectations.js';
 
 const r = registry();
 const acme = r.org();
@@ -27,7 +28,7 @@ other.key();
 
 let t: TestApp;
 beforeAll(async () => {
-  t = await startTestApp({ fixture: r.build() });
+  t = await startTestApp({ fixture: r.build(), serverTiming: true });
 });
 afterAll(() => t.close());
 
@@ -77,8 +78,48 @@ describe('search corrections', () => {
   });
 });
 
+describe('kept search pages', () => {
+  it('are ranked once per version: again, the page is read by its ids and a page past the end needs no search', async () => {
+    const path = '/api/v1/metrics?pageSize=1&q=revenue';
+    const first = await t.get(path, key.secret);
+    const again = await t.get(path, key.secret);
+    expect(expectOk(again)).toEqual(expectOk(first));
+    expect([statementCount(first), statementCount(again)]).toEqual([2, 2]);
+
+    // Ranked, an empty page past the end counts the matches; kept, it needs only the caller's key.
+    const past = await t.get(`${path}&page=9`, key.secret);
+    const pastAgain = await t.get(`${path}&page=9`, key.secret);
+    for (const res of [past, pastAgain]) {
+      expect(expectOk(res)).toMatchObject({ data: [], pagination: { page: 9, total: 2, totalPages: 2 } });
+    }
+    expect([statementCount(past), statementCount(pastAgain)]).toEqual([3, 1]);
+  });
+
+  it('are kept by the query as searched: case and surrounding spaces do not matter', async () => {
+    const past = (q: string) => t.get(`/api/v1/metrics?pageSize=1&page=9&q=${encodeURIComponent(q)}`, key.secret);
+    expect(statementCount(await past('gross revenue'))).toBe(3);
+    expect(statementCount(await past('  Gross REVENUE '))).toBe(1);
+  });
+
+  it('are kept per filter and page', async () => {
+    const all = await search('revenue');
+    const res = await t.get('/api/v1/metrics?q=revenue&lifecycle_status=NO_SUCH_STATUS', key.secret);
+    expect(expectOk(res).pagination.total).toBe(0);
+    const pages = await Promise.all(
+      [1, 2].map(async (page) => {
+        const body = expectOk(await t.get(`/api/v1/metrics?q=revenue&pageSize=1&page=${page}`, key.secret));
+        return body.data.map((item: { id: string }) => item.id);
+      }),
+    );
+    expect(pages.flat()).toEqual(all.ids);
+  });
+});
+
 describe('search documents follow the metrics', () => {
   it('on insert, rename and delete', async () => {
+    // Kept empty before the insert, found after it.
+    expect(await search('zorblax')).toEqual({ ids: [], total: 0 });
+    expect(await search('parcels')).toEqual({ ids: [], total: 0 });
     const id = await insertMetricBeside(t.database.prisma, churn.id, {
       key: 'zorblax_throughput',
       name: 'Zorblax Throughput',
