@@ -154,6 +154,9 @@ export interface KeptReads {
   version: string;
 }
 
+/** The key of a kept read: valid for this organization's metrics as of `kept.version` only. */
+const keptKey = (orgId: string, kept: KeptReads, read: unknown) => `${orgId}:${kept.version}:${JSON.stringify(read)}`;
+
 /**
  * One page by name (code-point order, then id) with the total.
  *
@@ -175,7 +178,7 @@ export async function listMetricPage(
   kept?: KeptReads,
 ): Promise<MetricPage> {
   const where = Prisma.sql`WHERE m.org_id = ${orgId}::uuid ${filterSql(filter)}`;
-  const key = kept && `${orgId}:${kept.version}:${JSON.stringify(filter)}`;
+  const key = kept && keptKey(orgId, kept, filter);
   const known = key === undefined ? undefined : kept?.cache.totals.get(key);
   if (known !== undefined) {
     if (page.skip >= known) return { rows: [], total: known };
@@ -304,7 +307,7 @@ export async function searchMetricPage(
 ): Promise<MetricPage> {
   const text = query.trim().toLowerCase();
   if (!kept) return rankSearchPage(sql, orgId, text, filter, page, fields);
-  const key = `${orgId}:${kept.version}:${JSON.stringify([text, filter, page.skip, page.take])}`;
+  const key = keptKey(orgId, kept, [text, filter, page.skip, page.take]);
   const hits = kept.cache.searches.get(key);
   if (hits) {
     const rows = hits.ids.length ? await findMetrics(sql, orgId, hits.ids, fields) : [];

@@ -40,12 +40,14 @@ interface PageSource {
 }
 
 function pageOf(source: PageSource, ctx: Context): Promise<MetricPage> {
-  const page = { skip: (source.page - 1) * source.pageSize, take: source.pageSize };
-  const kept = { cache: ctx.reads, version: ctx.principal.org.metricsVersion };
-  source.rows ??=
-    source.search === null
-      ? listMetricPage(ctx.sql, source.orgId, source.filter, page, source.fields, kept)
-      : searchMetricPage(ctx.sql, source.orgId, source.search, source.filter, page, source.fields, kept);
+  if (!source.rows) {
+    const page = { skip: (source.page - 1) * source.pageSize, take: source.pageSize };
+    const kept = { cache: ctx.reads, version: ctx.principal.org.metricsVersion };
+    source.rows =
+      source.search === null
+        ? listMetricPage(ctx.sql, source.orgId, source.filter, page, source.fields, kept)
+        : searchMetricPage(ctx.sql, source.orgId, source.search, source.filter, page, source.fields, kept);
+  }
   return source.rows;
 }
 
