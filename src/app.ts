@@ -8,9 +8,12 @@ import { createLastUsedRecorder } from './auth/last-used.js';
 import { createContext, type ServiceConfig } from './context.js';
 import type { Database } from './db/client.js';
 import { currentQueryStats, withQueryStats } from './db/query-stats.js';
+import type { TrustProxy } from './env.js';
 import { errors, HttpError } from './errors.js';
 import { createGraphqlServer, wantsGraphiql } from './graphql-server.js';
 import { apiKeyRoutes } from './http/admin-routes.js';
+import { allowListedOrigins, rejectCrossOrigin } from './http/cross-origin.js';
+import { firstHeader } from './http/headers.js';
 import { createMetrics, type Metrics } from './http/metrics.js';
 import { instrumentRequests, requestId } from './http/observability.js';
 import { type AccessDeps, admitApiKeyOrSession, type ThrottleConfig } from './http/request-auth.js';
@@ -29,7 +32,12 @@ export interface AppOptions {
   database: Database;
   config: ServiceConfig & {
     serverTiming: boolean;
-    trustProxy: boolean;
+    /** Fastify's trustProxy: false, true (every hop), a hop count, or proxy addresses and CIDR ranges */
+    trustProxy: TrustProxy;
+    /** origins whose pages may call /api/v1/* and /graphql with a bearer key (CORS); empty: none */
+    corsOrigins: readonly string[];
+    /** a request not answered within this time is cut off: 500 (`Failed to fetch metric` on metric routes) */
+    requestDeadlineMs: number;
     defaultRateLimit: number;
     /** a client must have sent its whole request within this time (408 otherwise) */
     requestTimeoutMs: number;
@@ -41,17 +49,32 @@ export interface AppOptions {
   metrics?: Metrics;
 }
 
+/**
+ * Fastify 5.12 takes a hop count but then trusts no hop at all ("fails closed"), which behind a
+ * load balancer puts every client in the balancer's throttle bucket. A hop count here means what
+ * it means in proxy-addr and Express: the nearest `hops` addresses (the socket's first) are
+ * proxies, and the client is the next one, from the right of X-Forwarded-For. Safe only when
+ * clients cannot reach the service except through those proxies; an address list is stricter.
+ */
+function trustProxyOption(trust: TrustProxy): boolean | string[] | ((address: string, hop: number) => boolean) {
+  return typeof trust === 'number' ? (_address, hop) => hop < trust : trust;
+}
+
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { database, config } = options;
   const prisma = database.prisma;
   const app = Fastify({
     ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
-    trustProxy: config.trustProxy,
+    trustProxy: trustProxyOption(config.trustProxy),
     // Request size and time limits: a larger body is a 413, and a client that
     // has not sent its whole request within REQUEST_TIMEOUT_MS is cut off (408) rather than
     // holding a connection. Headers are capped by Node (16 KiB, 431).
     bodyLimit: 1024 * 1024,
     requestTimeout: config.requestTimeoutMs,
+    // The deadline of a request from routing to its response: past it the
+    // error handler answers 500 and request.signal aborts. Statements are cut
+    // off sooner by the database's statement_timeout (src/db/adapter.ts).
+    handlerTimeout: config.requestDeadlineMs,
     // Node checks request timeouts on this interval (30 s by default, which
     // would let a slow client hold a connection that long past its limit).
     http: { connectionsCheckingInterval: Math.min(1000, Math.max(100, config.requestTimeoutMs / 4)) },
@@ -63,6 +86,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(fastifyCookie);
   const metrics = options.metrics ?? createMetrics();
   instrumentRequests(app, metrics);
+  allowListedOrigins(app, config.corsOrigins);
 
   // SERVER_TIMING=1: every request counts its SQL statements and reports them. Only then: the
   // count rides on AsyncLocalStorage, whose hook on every promise costs about a tenth of the CPU
@@ -140,7 +164,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     url: '/graphql',
     method: ['GET', 'POST', 'OPTIONS'],
     handler: async (request, reply) => {
-      const graphqlContext = wantsGraphiql(request)
+      // A session cookie is honoured only from this origin: a page elsewhere gets no data
+      // through a signed-in browser (a bearer key is no ambient credential).
+      const graphiql = wantsGraphiql(request);
+      if (!graphiql && firstHeader(request, 'authorization') === undefined && request.cookies.session) {
+        rejectCrossOrigin(request);
+      }
+      const graphqlContext = graphiql
         ? // GraphiQL's page runs no operation; its queries come back with credentials.
           null
         : createContext(access, await admitApiKeyOrSession(access, request, reply), config, metrics);

@@ -2,11 +2,84 @@
  * The only reader of process.env. Every variable of the service interface is
  * validated here at start-up; a bad value prints every problem and exits 1.
  */
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 const booleanString = z.enum(['true', 'false', '1', '0']).transform((value) => value === 'true' || value === '1');
 
 const positiveInt = z.coerce.number().int().positive();
+
+/** What Fastify's `trustProxy` is given: trust no proxy, every one, the nearest n hops, or these addresses. */
+export type TrustProxy = boolean | number | string[];
+
+/** proxy-addr's names for the loopback, link-local and unique-local ranges. */
+const NAMED_RANGES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+function isAddressOrRange(entry: string): boolean {
+  if (NAMED_RANGES.has(entry)) return true;
+  const [address = '', prefix, ...rest] = entry.split('/');
+  const version = isIP(address);
+  if (!version || rest.length) return false;
+  if (prefix === undefined) return true;
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (version === 4 ? 32 : 128);
+}
+
+/**
+ * TRUST_PROXY: `false` (default; the socket's address is the client), `true` (every hop: only when
+ * no client can reach the service except through proxies that overwrite X-Forwarded-For), a hop
+ * count (`1`: one load balancer in front), or a comma-separated list of proxy addresses and CIDR
+ * ranges (the load balancer's), as Fastify's `trustProxy` takes them.
+ */
+const trustProxy = z
+  .string()
+  .trim()
+  .transform((value, ctx): TrustProxy => {
+    const lower = value.toLowerCase();
+    if (lower === 'true') return true;
+    if (lower === 'false') return false;
+    if (/^\d+$/.test(value)) {
+      const hops = Number(value);
+      if (hops > 255) ctx.addIssue({ code: 'custom', message: 'a hop count is at most 255' });
+      return hops === 0 ? false : hops;
+    }
+    const entries = value.split(',').map((entry) => entry.trim());
+    const bad = entries.filter((entry) => !isAddressOrRange(entry));
+    if (bad.length) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `must be true, false, a hop count, or a comma-separated list of IP addresses and CIDR ranges (not: ${bad.join(', ')})`,
+      });
+      return z.NEVER;
+    }
+    return entries;
+  });
+
+/** CORS_ORIGINS: comma-separated origins (scheme://host[:port]) whose pages may call with a bearer key. */
+const corsOrigins = z
+  .string()
+  .transform((value, ctx): string[] => {
+    const origins: string[] = [];
+    for (const entry of value.split(',').map((item) => item.trim())) {
+      if (!entry) continue;
+      let origin: string | null = null;
+      try {
+        const url = new URL(entry);
+        if (
+          (url.protocol === 'http:' || url.protocol === 'https:') &&
+          url.origin === entry.replace(/\/$/, '').toLowerCase()
+        ) {
+          origin = url.origin;
+        }
+      } catch {}
+      if (!origin) {
+        ctx.addIssue({ code: 'custom', message: `not an origin (scheme://host[:port], nothing else): ${entry}` });
+        return z.NEVER;
+      }
+      origins.push(origin);
+    }
+    return origins;
+  })
+  .default([]);
 
 export const envSchema = z
   .object({
@@ -33,13 +106,23 @@ export const envSchema = z
     SUMMARY_MODEL: z.string().optional(),
     SUMMARY_TIMEOUT_MS: positiveInt.default(10000),
     SUMMARY_DAILY_CAP: z.coerce.number().int().min(0).default(500),
-    TRUST_PROXY: booleanString.default(false),
+    TRUST_PROXY: trustProxy.default(false),
+    CORS_ORIGINS: corsOrigins,
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
+    DB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(5_000),
+    REQUEST_DEADLINE_MS: z.coerce.number().int().min(100).max(600_000).default(20_000),
     SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(120_000).default(0),
     SERVER_TIMING: booleanString.optional().transform((value) => value === true),
   })
   .superRefine((env, ctx) => {
+    if (env.REQUEST_DEADLINE_MS <= env.SUMMARY_TIMEOUT_MS) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['REQUEST_DEADLINE_MS'],
+        message: `must be above SUMMARY_TIMEOUT_MS (${env.SUMMARY_TIMEOUT_MS}), else a summary generation is always cut off`,
+      });
+    }
     if (env.SUMMARY_PROVIDER === 'openai') {
       for (const name of ['SUMMARY_OPENAI_BASE_URL', 'SUMMARY_MODEL'] as const) {
         if (!env[name])

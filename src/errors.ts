@@ -39,7 +39,10 @@ export const errors = {
   jsonContentTypeRequired: plain(415, 'Content-Type must be application/json'),
   notFound: plain(404, 'Not found'),
   internal: plain(500, 'Internal server error'),
-} as const satisfies Record<string, ErrorResponse>;
+  /** a free-text input past its documented bound (src/metric/input.ts); never cut short */
+  inputTooLong: (name: string, max: number) => plain(400, `${name} must be at most ${max} characters`),
+  tooManyWords: (name: string, max: number) => plain(400, `${name} must be at most ${max} words`),
+} as const satisfies Record<string, ErrorResponse | ((...args: never[]) => ErrorResponse)>;
 
 /** 400 for a request body that fails validation; the message says what is wrong. */
 export function badRequest(message: string): ErrorResponse {

@@ -34,6 +34,8 @@ export function createGraphqlServer(logger: FastifyRequest['log']) {
     // is about 30 MB of heap once loaded, so it loads with the first page.
     renderGraphiQL: async (options) => (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(options),
     landingPage: false,
+    // yoga's default CORS echoes any origin with credentials; CORS is the app's (src/http/cross-origin.ts).
+    cors: false,
     logging: {
       debug: (...args) => logger.debug(args),
       info: (...args) => logger.info(args),

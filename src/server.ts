@@ -19,7 +19,7 @@ import { summaryConfigFromEnv } from './summaries/config.js';
 const demoFixture = join(dirname(fileURLToPath(import.meta.url)), '..', 'prisma', 'fixtures', 'demo.json');
 
 const target = databaseTarget(env.DATABASE_URL, env.DATA_DIR);
-const database = await openDatabase(target, { migrate: true });
+const database = await openDatabase(target, { migrate: true, statementTimeoutMs: env.DB_STATEMENT_TIMEOUT_MS });
 const logger = pino({
   level: env.LOG_LEVEL,
   // Never log a key, session token or cookie.
@@ -60,6 +60,8 @@ const app = await buildApp({
     summaries: summaryConfigFromEnv(env),
     serverTiming: env.SERVER_TIMING,
     trustProxy: env.TRUST_PROXY,
+    corsOrigins: env.CORS_ORIGINS,
+    requestDeadlineMs: env.REQUEST_DEADLINE_MS,
     defaultRateLimit: env.RATE_LIMIT_PER_MINUTE,
     requestTimeoutMs: env.REQUEST_TIMEOUT_MS,
     throttle: { pointsPerMinute: env.THROTTLE_PER_MINUTE, failureCost: env.THROTTLE_FAILURE_COST },

@@ -46,12 +46,26 @@ export interface OpenAdapter {
   pglite?: PGlite;
 }
 
-export async function openAdapter(target: DatabaseTarget, options: { poolSize?: number } = {}): Promise<OpenAdapter> {
+export interface AdapterOptions {
+  poolSize?: number;
+  /**
+   * PostgreSQL `statement_timeout` of every session of the pool (0 or unset: none): a statement
+   * running longer is cancelled by the server, which fails it and frees its connection. Set by the
+   * service (DB_STATEMENT_TIMEOUT_MS), not by migrations. PGlite runs statements on the calling
+   * thread and does not apply it.
+   */
+  statementTimeoutMs?: number;
+}
+
+export async function openAdapter(target: DatabaseTarget, options: AdapterOptions = {}): Promise<OpenAdapter> {
   if (target.kind === 'postgres') {
     const factory = new PrismaPg({
       connectionString: target.url,
       max: options.poolSize ?? 10,
+      // waiting for a pooled connection fails after this long rather than queueing forever
       connectionTimeoutMillis: 5000,
+      // sent in the startup packet, so it holds for every statement of every pooled connection
+      ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
     });
     // PrismaPg owns its pool; the client's $disconnect() ends it.
     return { factory, close: async () => {} };

@@ -3,8 +3,8 @@
  * adapter, migrations applied, statements counted (src/db/query-stats.ts).
  */
 import { PrismaClient } from '../generated/prisma/client.js';
-import { createReadCache, type ReadCache } from '../metric/rows.js';
-import { type DatabaseTarget, describeTarget, openAdapter } from './adapter.js';
+import { createReadCache, type ReadCache, type ReadCacheBounds } from '../metric/rows.js';
+import { type AdapterOptions, type DatabaseTarget, describeTarget, openAdapter } from './adapter.js';
 import { migrate } from './migrate.js';
 import { countingFactory } from './query-stats.js';
 import { type SqlReader, sqlReader } from './sql.js';
@@ -29,9 +29,12 @@ export interface Database {
 
 export async function openDatabase(
   target: DatabaseTarget,
-  options: { migrate?: boolean; poolSize?: number } = {},
+  options: { migrate?: boolean; readCache?: ReadCacheBounds } & AdapterOptions = {},
 ): Promise<Database & { migrationLog: string }> {
-  const adapter = await openAdapter(target, { poolSize: options.poolSize });
+  const adapter = await openAdapter(target, {
+    poolSize: options.poolSize,
+    statementTimeoutMs: options.statementTimeoutMs,
+  });
   let migrationLog = '';
   try {
     if (options.migrate) migrationLog = await migrate(target, adapter.pglite);
@@ -46,7 +49,7 @@ export async function openDatabase(
   return {
     prisma,
     sql: sqlReader(driver),
-    reads: createReadCache(),
+    reads: createReadCache(options.readCache),
     target,
     description: describeTarget(target),
     migrationLog,

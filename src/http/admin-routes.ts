@@ -11,6 +11,7 @@ import { ApiKeyNotFoundError, createApiKey, listApiKeys, revokeApiKey } from '..
 import { AGENT_CONTRACT_SCOPES, isAgentContractPair } from '../auth/scopes.js';
 import type { Principal } from '../context.js';
 import { badRequest, errors, HttpError } from '../errors.js';
+import { rejectCrossOrigin } from './cross-origin.js';
 import { firstHeader } from './headers.js';
 import { type AccessDeps, admitSession } from './request-auth.js';
 
@@ -50,36 +51,17 @@ function validationMessage(error: z.ZodError): string {
   return path && !issue.message.startsWith(path) ? `${path}: ${issue.message}` : issue.message;
 }
 
-function hostOf(origin: string): string | null {
-  try {
-    return new URL(origin).host.toLowerCase();
-  } catch {
-    return null;
-  }
-}
-
 /**
- * CSRF defence. These routes are authenticated by a cookie, which a browser
- * attaches to requests that other sites make it send. We do not rely on
- * SameSite alone (the cookie is set elsewhere, and `same-site` subdomains are
- * not same-origin), nor on a token (there is no form page to embed one in).
- * Instead every state-changing request must come from this origin:
- * - `Sec-Fetch-Site` (set by browsers, not forgeable by page scripts) must
- *   not be `cross-site` or `same-site` (absent is fine: non-browser clients),
- * - `Origin`, when sent, must name the host the request was sent to,
- * - POST bodies must be `application/json`: a cross-origin page can send that
- *   only after a CORS preflight, which this service never grants, while
- *   HTML forms can only send urlencoded, multipart or text/plain bodies.
+ * CSRF defence: every state-changing request must come from this origin
+ * (src/http/cross-origin.ts), and POST bodies must be `application/json`: a
+ * cross-origin page can send that only after a CORS preflight, which this
+ * service never grants for these routes (CORS_ORIGINS opens only /api/v1/*
+ * and /graphql, and never with credentials), while HTML forms can only send
+ * urlencoded, multipart or text/plain bodies.
  */
 function rejectCrossSite(request: FastifyRequest): void {
   if (request.method !== 'POST' && request.method !== 'DELETE') return;
-  const fetchSite = firstHeader(request, 'sec-fetch-site')?.toLowerCase();
-  if (fetchSite === 'cross-site' || fetchSite === 'same-site') throw new HttpError(errors.forbidden);
-  const origin = firstHeader(request, 'origin');
-  if (origin !== undefined) {
-    const host = firstHeader(request, 'host')?.toLowerCase();
-    if (!host || hostOf(origin) !== host) throw new HttpError(errors.forbidden);
-  }
+  rejectCrossOrigin(request);
 }
 
 function requireJsonBody(request: FastifyRequest): void {

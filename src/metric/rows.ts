@@ -134,17 +134,44 @@ export interface SearchHits {
 /**
  * Reads kept in this process by organization and its `metrics_version`:
  * list totals by filter, search pages by query, filter and page. Both are
- * bounded; a search page weighs one per metric on it.
+ * bounded in bytes (an estimate of the heap an entry holds: its key, two
+ * bytes a character, and its value), whatever the keys or pages are, so
+ * that no sequence of distinct requests grows the heap past the bounds.
  */
 export interface ReadCache {
   totals: LRUCache<string, number>;
   searches: LRUCache<string, SearchHits>;
 }
 
-export function createReadCache(): ReadCache {
+export interface ReadCacheBounds {
+  /** bytes of all kept list totals (default {@link DEFAULT_READ_CACHE_BOUNDS}) */
+  totalsBytes: number;
+  /** bytes of all kept search pages */
+  searchesBytes: number;
+}
+
+/** 4 MiB of totals (about 20,000 filters), 16 MiB of search pages (about 100,000 metric ids). */
+export const DEFAULT_READ_CACHE_BOUNDS: ReadCacheBounds = {
+  totalsBytes: 4 * 1024 * 1024,
+  searchesBytes: 16 * 1024 * 1024,
+};
+
+/** What one entry is taken to hold: its key (UTF-16), a fixed overhead for the entry, and its value. */
+const ENTRY_OVERHEAD_BYTES = 64;
+const ID_BYTES = 2 * 36 + 16;
+export const keptEntryBytes = (key: string, value: number | SearchHits) =>
+  2 * key.length + ENTRY_OVERHEAD_BYTES + (typeof value === 'number' ? 8 : value.ids.length * ID_BYTES);
+
+export function createReadCache(bounds: ReadCacheBounds = DEFAULT_READ_CACHE_BOUNDS): ReadCache {
   return {
-    totals: new LRUCache({ max: 10_000 }),
-    searches: new LRUCache({ max: 10_000, maxSize: 100_000, sizeCalculation: (hits) => hits.ids.length + 1 }),
+    totals: new LRUCache<string, number>({
+      maxSize: bounds.totalsBytes,
+      sizeCalculation: (value, key) => keptEntryBytes(key, value),
+    }),
+    searches: new LRUCache<string, SearchHits>({
+      maxSize: bounds.searchesBytes,
+      sizeCalculation: (value, key) => keptEntryBytes(key, value),
+    }),
   };
 }
 
@@ -293,8 +320,8 @@ async function rankSearchPage(
  * visits every one. What a query matches depends only on the organization's
  * metrics (the search documents and words are written with them, so every
  * change bumps the version), so a page is ranked once per version and read
- * again by the ids of its metrics. The query is kept as searched (trimmed,
- * lowercased); the page's metrics are read fresh, with the fields asked.
+ * again by the ids of its metrics. The query is kept as searched (normalized:
+ * {@link normalizedSearch}); the page's metrics are read fresh, with the fields asked.
  */
 export async function searchMetricPage(
   sql: SqlReader,
@@ -305,7 +332,7 @@ export async function searchMetricPage(
   fields: MetricFields = null,
   kept?: KeptReads,
 ): Promise<MetricPage> {
-  const text = query.trim().toLowerCase();
+  const text = normalizedSearch(query);
   if (!kept) return rankSearchPage(sql, orgId, text, filter, page, fields);
   const key = keptKey(orgId, kept, [text, filter, page.skip, page.take]);
   const hits = kept.cache.searches.get(key);
@@ -318,6 +345,12 @@ export async function searchMetricPage(
   kept.cache.searches.set(key, { ids: result.rows.map((row) => row.id), total: result.total });
   return result;
 }
+
+/**
+ * The query as searched and kept: trimmed, lowercased, runs of whitespace as one space (the
+ * full-text parser reads them alike), so that spellings differing only in these share a page.
+ */
+export const normalizedSearch = (query: string) => query.trim().toLowerCase().replace(/\s+/gu, ' ');
 
 /** The total is on every row; an empty page past the end counts separately. */
 async function withTotal(

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { AGENT_CONTRACT_SCOPES } from '../auth/scopes.js';
 import { type ErrorResponse, errors } from '../errors.js';
 import { createKeyBody } from '../http/admin-routes.js';
+import { MAX_FILTER_CHARACTERS, MAX_SEARCH_CHARACTERS, MAX_SEARCH_WORDS } from '../metric/input.js';
 import { DEGRADED_REASONS, LEGACY_STATUSES, LIFECYCLE_STATUSES, METRIC_SCOPES, responseSchemas } from './schemas.js';
 
 type Json = Record<string, unknown>;
@@ -130,6 +131,14 @@ export const responses = {
     errors.rateLimited,
   ),
   InvalidMetricId: errorResponse('The id is not a UUID.', rateLimitHeaders, errors.invalidMetricId),
+  InputTooLong: errorResponse(
+    `A parameter is past its bound: \`q\` over ${MAX_SEARCH_CHARACTERS} characters (trimmed) or ${MAX_SEARCH_WORDS} words, ` +
+      `a filter value over ${MAX_FILTER_CHARACTERS} characters. Refused, never cut short; the message names the parameter.`,
+    rateLimitHeaders,
+    errors.inputTooLong('q', MAX_SEARCH_CHARACTERS),
+    errors.tooManyWords('q', MAX_SEARCH_WORDS),
+    errors.inputTooLong('policy_tier', MAX_FILTER_CHARACTERS),
+  ),
   MetricNotFound: errorResponse(
     'No such metric in the key’s organization (other organizations’ metrics look the same).',
     rateLimitHeaders,
@@ -186,13 +195,16 @@ export const parameters = {
   },
 };
 
+const filterBound = ` At most ${MAX_FILTER_CHARACTERS} characters; longer is 400.`;
+
 export const listParameters = [
   queryParameter(
     'q',
     'Search text in web search syntax (words, "quoted phrases", `or`, `-excluded`) over name, key, concept, tags and ' +
       "description; a word that is none of the organization's words is corrected to those it is part of or similar " +
-      'to, ranked below what the query matched as written. When not whitespace-only, results are ordered by relevance.',
-    { type: 'string' },
+      'to, ranked below what the query matched as written. When not whitespace-only, results are ordered by relevance. ' +
+      `At most ${MAX_SEARCH_CHARACTERS} characters once trimmed and ${MAX_SEARCH_WORDS} words; longer is 400.`,
+    { type: 'string', maxLength: MAX_SEARCH_CHARACTERS },
   ),
   queryParameter('page', 'Page number; invalid or missing becomes 1.', { type: 'integer', minimum: 1, default: 1 }),
   queryParameter('pageSize', 'Page size; invalid or missing becomes 20, values above 100 become 100.', {
@@ -200,22 +212,37 @@ export const listParameters = [
     minimum: 1,
     default: 20,
   }),
-  queryParameter('lifecycle_status', 'Canonical lifecycle filter, passed through (other values match nothing).', {
+  queryParameter(
+    'lifecycle_status',
+    `Canonical lifecycle filter, passed through (other values match nothing).${filterBound}`,
+    {
+      type: 'string',
+      maxLength: MAX_FILTER_CHARACTERS,
+      examples: [...LIFECYCLE_STATUSES],
+    },
+  ),
+  queryParameter(
+    'status',
+    `Legacy status filter, used only without lifecycle_status; unknown values are ignored.${filterBound}`,
+    {
+      type: 'string',
+      maxLength: MAX_FILTER_CHARACTERS,
+      examples: [...LEGACY_STATUSES],
+    },
+  ),
+  queryParameter('policy_tier', `Policy-tier filter (the old \`tier\` parameter is not translated).${filterBound}`, {
     type: 'string',
-    examples: [...LIFECYCLE_STATUSES],
+    maxLength: MAX_FILTER_CHARACTERS,
   }),
-  queryParameter('status', 'Legacy status filter, used only without lifecycle_status; unknown values are ignored.', {
+  queryParameter('scope', `Scope filter; invalid values are ignored.${filterBound}`, {
     type: 'string',
-    examples: [...LEGACY_STATUSES],
-  }),
-  queryParameter('policy_tier', 'Policy-tier filter (the old `tier` parameter is not translated).', {
-    type: 'string',
-  }),
-  queryParameter('scope', 'Scope filter; invalid values are ignored.', {
-    type: 'string',
+    maxLength: MAX_FILTER_CHARACTERS,
     examples: [...METRIC_SCOPES],
   }),
-  queryParameter('type', 'Metric type filter, for example base or derived.', { type: 'string' }),
+  queryParameter('type', `Metric type filter, for example base or derived.${filterBound}`, {
+    type: 'string',
+    maxLength: MAX_FILTER_CHARACTERS,
+  }),
   ref('parameters', 'serviceEnv'),
 ];
 

@@ -66,7 +66,12 @@ function buildPaths() {
         description: 'Scope `metrics:read` (or an Agent Contract key). Plain listing is by name, then id.',
         security: bearer,
         parameters: listParameters,
-        responses: { '200': ok('A page of metrics.', schemaRef('MetricList'), listExample), ...readErrors },
+        responses: {
+          '200': ok('A page of metrics.', schemaRef('MetricList'), listExample),
+          '400': ref('responses', 'InputTooLong'),
+          ...readErrors,
+          '500': ref('responses', 'FetchFailed'),
+        },
       },
     },
     '/api/v1/metrics/{id}': {

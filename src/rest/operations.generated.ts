@@ -14,6 +14,7 @@ export type LifecycleStatus =
   | 'RELEASED'
   | 'VALIDATED';
 
+/** Each value at most 64 characters; a longer one is an error. */
 export type MetricFilter = {
   /** Canonical lifecycle value, passed through: a value that is no lifecycle status matches nothing. */
   lifecycleStatus: string | null | undefined;

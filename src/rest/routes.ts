@@ -7,6 +7,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { createContext, type ServiceConfig } from '../context.js';
 import { errors, HttpError } from '../errors.js';
 import { type AccessDeps, admitApiKey } from '../http/request-auth.js';
+import { checkFilterValues, checkSearchText } from '../metric/input.js';
 import { pageParameter } from '../metric/list.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../schema/metric-query.js';
 import { isUuid } from '../uuid.js';
@@ -49,18 +50,30 @@ export async function restRoutes(app: FastifyInstance, deps: RestDeps) {
     const principal = await admitApiKey(access, request, reply, 'metrics:read');
     const query = request.query as Query;
     const search = param(query, 'q');
+    const filter = {
+      lifecycleStatus: param(query, 'lifecycle_status') ?? null,
+      status: param(query, 'status') ?? null,
+      policyTier: param(query, 'policy_tier') ?? null,
+      scope: param(query, 'scope') ?? null,
+      type: param(query, 'type') ?? null,
+    };
+    // Bounded input (src/metric/input.ts), named as the client sent it: 400, never cut short.
+    const invalid =
+      checkSearchText('q', search) ??
+      checkFilterValues({
+        lifecycle_status: filter.lifecycleStatus,
+        status: filter.status,
+        policy_tier: filter.policyTier,
+        scope: filter.scope,
+        type: filter.type,
+      });
+    if (invalid) throw new HttpError(invalid);
     const result = await runOperation(
       ListMetricsDocument,
       {
         page: pageParameter(param(query, 'page'), 1, MAX_PAGE),
         pageSize: pageParameter(param(query, 'pageSize'), DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE),
-        filter: {
-          lifecycleStatus: param(query, 'lifecycle_status') ?? null,
-          status: param(query, 'status') ?? null,
-          policyTier: param(query, 'policy_tier') ?? null,
-          scope: param(query, 'scope') ?? null,
-          type: param(query, 'type') ?? null,
-        },
+        filter,
         search: search?.trim() ? search : null,
       },
       createContext(access, principal, config, access.metrics),

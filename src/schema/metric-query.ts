@@ -1,6 +1,14 @@
 /** Root fields that read metrics: one by id, offset pages (REST), Relay connections (dashboards). */
+import { GraphQLError } from 'graphql';
 import { builder } from '../builder.js';
 import type { Context } from '../context.js';
+import {
+  checkFilterValues,
+  checkSearchText,
+  MAX_FILTER_CHARACTERS,
+  MAX_SEARCH_CHARACTERS,
+  MAX_SEARCH_WORDS,
+} from '../metric/input.js';
 import { effectiveFilter, LIST_ORDER, type MetricFilterInput, metricWhere } from '../metric/list.js';
 import { loadMetricWithParts } from '../metric/loaders.js';
 import { listMetricPage, type MetricFields, type MetricPage, searchMetricPage } from '../metric/rows.js';
@@ -12,6 +20,7 @@ export const MAX_PAGE_SIZE = 100;
 export const DEFAULT_PAGE_SIZE = 20;
 
 const MetricFilter = builder.inputType('MetricFilter', {
+  description: `Each value at most ${MAX_FILTER_CHARACTERS} characters; a longer one is an error.`,
   fields: (t) => ({
     lifecycleStatus: t.string({
       description: 'Canonical lifecycle value, passed through: a value that is no lifecycle status matches nothing.',
@@ -26,6 +35,22 @@ const MetricFilter = builder.inputType('MetricFilter', {
     type: t.string({ description: 'Metric type, for example base or derived.' }),
   }),
 });
+
+/**
+ * Bounded input, the rule REST applies too (src/metric/input.ts): past a bound the field is an
+ * error naming the argument, never a truncated read.
+ */
+function checkListArgs(search: string | null | undefined, filter: MetricFilterInput | null | undefined): void {
+  const invalid =
+    checkSearchText('search', search) ??
+    checkFilterValues(
+      Object.fromEntries(Object.entries(filter ?? {}).map(([name, value]) => [`filter.${name}`, value])),
+    );
+  if (invalid) {
+    const message = typeof invalid.body.error === 'string' ? invalid.body.error : invalid.body.error.message;
+    throw new GraphQLError(message, { extensions: { code: 'BAD_USER_INPUT' } });
+  }
+}
 
 interface PageSource {
   orgId: string;
@@ -91,22 +116,25 @@ builder.queryFields((t) => ({
   }),
   metrics: t.field({
     type: MetricPageRef,
-    description: `Offset pages. pageSize defaults to ${DEFAULT_PAGE_SIZE}, at most ${MAX_PAGE_SIZE}. A non-blank search orders by relevance.`,
+    description: `Offset pages. pageSize defaults to ${DEFAULT_PAGE_SIZE}, at most ${MAX_PAGE_SIZE}. A non-blank search orders by relevance; it is at most ${MAX_SEARCH_CHARACTERS} characters and ${MAX_SEARCH_WORDS} words (trimmed), a longer one is an error.`,
     args: {
       page: t.arg.int({ defaultValue: 1 }),
       pageSize: t.arg.int({ defaultValue: DEFAULT_PAGE_SIZE }),
       filter: t.arg({ type: MetricFilter }),
       search: t.arg.string(),
     },
-    resolve: (_root, args, ctx, info) => ({
-      orgId: ctx.principal.org.id,
-      page: Math.max(1, args.page ?? 1),
-      pageSize: Math.min(MAX_PAGE_SIZE, Math.max(1, args.pageSize ?? DEFAULT_PAGE_SIZE)),
-      filter: effectiveFilter((args.filter ?? {}) as MetricFilterInput),
-      search: args.search?.trim() ? args.search : null,
-      // Parts stay with their loaders on lists: joined per row they would run before OFFSET/LIMIT.
-      fields: planMetricRead(info, ['items']).fields,
-    }),
+    resolve: (_root, args, ctx, info) => {
+      checkListArgs(args.search, args.filter as MetricFilterInput | null);
+      return {
+        orgId: ctx.principal.org.id,
+        page: Math.max(1, args.page ?? 1),
+        pageSize: Math.min(MAX_PAGE_SIZE, Math.max(1, args.pageSize ?? DEFAULT_PAGE_SIZE)),
+        filter: effectiveFilter((args.filter ?? {}) as MetricFilterInput),
+        search: args.search?.trim() ? args.search : null,
+        // Parts stay with their loaders on lists: joined per row they would run before OFFSET/LIMIT.
+        fields: planMetricRead(info, ['items']).fields,
+      };
+    },
   }),
   metricsConnection: t.prismaConnection({
     type: 'Metric',
@@ -115,11 +143,13 @@ builder.queryFields((t) => ({
     maxSize: MAX_PAGE_SIZE,
     description: 'Metrics by name as a Relay connection, for dashboards that scroll deep.',
     args: { filter: t.arg({ type: MetricFilter }) },
-    resolve: (query, _root, args, ctx) =>
-      ctx.prisma.metric.findMany({
+    resolve: (query, _root, args, ctx) => {
+      checkListArgs(null, args.filter as MetricFilterInput | null);
+      return ctx.prisma.metric.findMany({
         ...query,
         where: metricWhere(ctx.principal.org.id, effectiveFilter((args.filter ?? {}) as MetricFilterInput)),
         orderBy: LIST_ORDER,
-      }),
+      });
+    },
   }),
 }));

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import type { FastifyBaseLogger, FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import type { Database } from '../../src/db/client.js';
+import type { TrustProxy } from '../../src/env.js';
 import { loadFixture } from '../../src/fixtures/load.js';
 import type { Metrics } from '../../src/http/metrics.js';
 import type { ThrottleConfig } from '../../src/http/request-auth.js';
@@ -50,6 +51,12 @@ export interface TestAppOptions {
   logger?: FastifyBaseLogger;
   /** default: generous enough that no suite trips it unless it means to */
   throttle?: ThrottleConfig;
+  /** default: false */
+  trustProxy?: TrustProxy;
+  /** default: none */
+  corsOrigins?: string[];
+  /** default: 20 s */
+  requestDeadlineMs?: number;
 }
 
 /** Builds one more app (an instance) over an existing test database. */
@@ -64,7 +71,9 @@ export async function buildTestInstance(database: Database, options: TestAppOpti
       publicAppUrl: options.publicAppUrl ?? TEST_PUBLIC_APP_URL,
       summaries: { ...TEST_SUMMARIES, ...options.summaries },
       serverTiming: options.serverTiming ?? false,
-      trustProxy: false,
+      trustProxy: options.trustProxy ?? false,
+      corsOrigins: options.corsOrigins ?? [],
+      requestDeadlineMs: options.requestDeadlineMs ?? 20_000,
       defaultRateLimit: options.defaultRateLimit ?? 60,
       requestTimeoutMs: options.requestTimeoutMs ?? 30_000,
       throttle: options.throttle ?? { pointsPerMinute: 100_000, failureCost: 10 },

@@ -154,6 +154,17 @@ describe('read routes conform', () => {
     expect(res.json().data[0].id).toBe(revenue.id);
   });
 
+  it('list: 400 for a parameter past its bound', async () => {
+    for (const url of [
+      `${LIST}?q=${'r'.repeat(257)}`,
+      `${LIST}?q=${'a+'.repeat(17)}`,
+      `${LIST}?scope=${'s'.repeat(65)}`,
+    ]) {
+      const res = await expectRoute('GET', LIST, url, { headers: bearer(key.secret) });
+      expect(res.statusCode, url).toBe(400);
+    }
+  });
+
   it('detail (200) of a metric with relationships, approvals, versions and a domain', async () => {
     for (const metric of [revenue, base, quiet]) {
       const res = await expectRoute('GET', DETAIL, `/api/v1/metrics/${metric.id}`, { headers: bearer(key.secret) });
