@@ -34,6 +34,7 @@ export const envSchema = z
     SUMMARY_TIMEOUT_MS: positiveInt.default(10000),
     SUMMARY_DAILY_CAP: z.coerce.number().int().min(0).default(500),
     TRUST_PROXY: booleanString.default(false),
+    TRUST_STALE_VALIDATION_DAYS: positiveInt.default(30),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
     SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(120_000).default(0),
