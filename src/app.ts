@@ -18,6 +18,7 @@ import { createMetrics, type Metrics } from './http/metrics.js';
 import { instrumentRequests, requestId } from './http/observability.js';
 import { type AccessDeps, admitApiKeyOrSession, type ThrottleConfig } from './http/request-auth.js';
 import type { KeyRateLimiter } from './limits/key-rate-limiter.js';
+import { mcpRoutes } from './mcp/route.js';
 import { openApiRoutes } from './openapi/routes.js';
 import { restRoutes } from './rest/routes.js';
 
@@ -158,6 +159,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(restRoutes, { access, config });
   await app.register(apiKeyRoutes, { access });
   await app.register(openApiRoutes);
+  await app.register(mcpRoutes, { access, config });
 
   const yoga = createGraphqlServer(app.log);
   app.route({

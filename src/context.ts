@@ -8,6 +8,7 @@ import type { PrismaClient } from './generated/prisma/client.js';
 import type { Plan, PricingState, Role } from './generated/prisma/enums.js';
 import type { Metrics } from './http/metrics.js';
 import { createMetricLoaders, type MetricLoaders } from './metric/loaders.js';
+import type { TrustPolicy } from './metric/trust.js';
 import type { SummaryConfig } from './summaries/generator.js';
 
 export interface OrganizationInfo {
@@ -29,6 +30,8 @@ export interface ServiceConfig {
   publicAppUrl: string;
   /** discussion summaries (SUMMARY_*); made once per app, it also keys the app's in-flight generations */
   summaries: SummaryConfig;
+  /** the trust verdict's thresholds (TRUST_STALE_VALIDATION_DAYS) */
+  trust: TrustPolicy;
 }
 
 export interface Context {

@@ -108,6 +108,7 @@ export const envSchema = z
     SUMMARY_DAILY_CAP: z.coerce.number().int().min(0).default(500),
     TRUST_PROXY: trustProxy.default(false),
     CORS_ORIGINS: corsOrigins,
+    TRUST_STALE_VALIDATION_DAYS: positiveInt.default(30),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
     DB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(5_000),

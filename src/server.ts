@@ -58,6 +58,7 @@ const app = await buildApp({
   config: {
     publicAppUrl: env.PUBLIC_APP_URL,
     summaries: summaryConfigFromEnv(env),
+    trust: { staleValidationDays: env.TRUST_STALE_VALIDATION_DAYS },
     serverTiming: env.SERVER_TIMING,
     trustProxy: env.TRUST_PROXY,
     corsOrigins: env.CORS_ORIGINS,

@@ -71,14 +71,20 @@ async function authenticated(deps: AccessDeps, request: FastifyRequest, result: 
  * The last check before a route's own work: one request of the caller's
  * per-minute budget. Every answer carries the budget left
  * (RateLimit-Limit/-Remaining/-Reset, IETF draft headers); past it, 429
- * with Retry-After in whole seconds.
+ * with Retry-After in whole seconds. `cost` is the number of requests the
+ * call stands for (an MCP batch of several tool calls).
  */
-async function spendBudget(deps: AccessDeps, reply: FastifyReply, principal: Principal): Promise<void> {
+export async function spendBudget(
+  deps: AccessDeps,
+  reply: FastifyReply,
+  principal: Principal,
+  cost = 1,
+): Promise<void> {
   const [subject, limit] =
     principal.kind === 'api_key'
       ? [`key:${principal.keyId}`, principal.rateLimitPerMinute ?? deps.defaultRateLimit]
       : [`user:${principal.userId}`, deps.defaultRateLimit];
-  const decision = await deps.rateLimiter.consume(subject, limit);
+  const decision = await deps.rateLimiter.consume(subject, limit, cost);
   reply.header('RateLimit-Limit', decision.limit);
   reply.header('RateLimit-Remaining', decision.remaining);
   reply.header('RateLimit-Reset', decision.resetSeconds);

@@ -9,12 +9,14 @@ import type { SqlReader } from '../db/sql.js';
 import { type Metric, Prisma } from '../generated/prisma/client.js';
 import { disambiguationPart, type MetricPart, notesPart, relationsPart, statsPart } from './parts.js';
 import { findMetricRow, findMetrics, type MetricFields } from './rows.js';
+import { trustPart } from './trust.js';
 
 export const METRIC_PARTS = {
   stats: statsPart,
   agentContextNotes: notesPart,
   disambiguation: disambiguationPart,
   relations: relationsPart,
+  trust: trustPart,
 };
 
 export type PartName = keyof typeof METRIC_PARTS;

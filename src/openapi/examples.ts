@@ -124,6 +124,7 @@ const contractData = {
     },
   ],
   discourse_summary: null,
+  trust: { verdict: 'use', reasons: [], preferred_metric_id: null },
 };
 
 export const contractExample = { data: contractData, meta: { apiVersion: 'v1' } };

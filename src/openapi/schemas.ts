@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { AGENT_CONTRACT_SCOPES } from '../auth/scopes.js';
 import { errors } from '../errors.js';
+import { TRUST_REASONS, TRUST_VERDICTS } from '../metric/trust.js';
 import type { DegradedReason } from '../summaries/service.js';
 
 /** Any 8-4-4-4-12 hex string, as the routes accept (src/uuid.ts). */
@@ -202,6 +203,18 @@ export const DiscourseSummary = z
   .nullable()
   .describe('null when no thread on the metric has intent objection or proposal');
 
+export const Trust = z
+  .object({
+    verdict: z.enum(TRUST_VERDICTS),
+    reasons: z
+      .array(z.enum(TRUST_REASONS))
+      .describe('the codes that decided the verdict, in this order: ' + TRUST_REASONS.join(', ')),
+    preferred_metric_id: uuid()
+      .nullable()
+      .describe('for do_not_use: the metric that supersedes this one (the end of the chain); else null'),
+  })
+  .describe('Whether to use the metric and why (see the README, "Trust verdict")');
+
 export const MetricContract = z.object({
   metric_id: uuid(),
   name: z.string(),
@@ -225,6 +238,7 @@ export const MetricContract = z.object({
   discussion_message_count: z.int().min(0),
   agent_context_notes: z.array(AgentContextNote).max(10).describe('pinned notes, most recently pinned first'),
   discourse_summary: DiscourseSummary,
+  trust: Trust,
   discussion_summary: z
     .string()
     .nullable()
@@ -297,6 +311,7 @@ export const responseSchemas = {
   MetricDetail,
   MetricDetailResponse,
   AgentContextNote,
+  Trust,
   MetricContract,
   MetricContractResponse,
   ErrorMessage,

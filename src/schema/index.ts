@@ -6,5 +6,7 @@ import './metric-relationship.js';
 import './metric-version.js';
 import './metric.js';
 import './metric-query.js';
+import './metric-lookup.js';
+import './trust.js';
 
 export const schema = builder.toSchema({ sortSchema: true });

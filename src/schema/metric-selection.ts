@@ -51,6 +51,7 @@ export const FIELD_PARTS: Partial<Record<string, PartName>> = {
   discussionMessageCount: 'stats',
   discourseSummary: 'stats',
   agentContextNotes: 'agentContextNotes',
+  trust: 'trust',
 };
 
 export interface MetricReadPlan {

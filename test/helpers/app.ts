@@ -47,6 +47,8 @@ export interface TestAppOptions {
   summaries?: Partial<SummaryConfig>;
   /** default: a registry of the app's own */
   metrics?: Metrics;
+  /** default: 30 days, as TRUST_STALE_VALIDATION_DAYS */
+  staleValidationDays?: number;
   /** default: no logging */
   logger?: FastifyBaseLogger;
   /** default: generous enough that no suite trips it unless it means to */
@@ -70,6 +72,7 @@ export async function buildTestInstance(database: Database, options: TestAppOpti
     config: {
       publicAppUrl: options.publicAppUrl ?? TEST_PUBLIC_APP_URL,
       summaries: { ...TEST_SUMMARIES, ...options.summaries },
+      trust: { staleValidationDays: options.staleValidationDays ?? 30 },
       serverTiming: options.serverTiming ?? false,
       trustProxy: options.trustProxy ?? false,
       corsOrigins: options.corsOrigins ?? [],

@@ -166,6 +166,7 @@ const CONTRACT_FIELDS = [
   'name',
   'open_challenges_count',
   'requires_disambiguation',
+  'trust',
 ];
 
 describe('contract of a metric with full context', () => {
@@ -211,6 +212,12 @@ describe('contract of a metric with full context', () => {
         open_objections_count: 1,
         open_proposals_count: 0,
         last_activity_at: utc('2026-03-02T07:00:00Z'),
+      },
+      // The open objection, and a validation more than 30 days old by now.
+      trust: {
+        verdict: 'use_with_caution',
+        reasons: ['open_objections', 'stale_validation'],
+        preferred_metric_id: null,
       },
     });
   });
@@ -307,6 +314,7 @@ describe('a metric without context', () => {
       discussion_message_count: 0,
       agent_context_notes: [],
       discourse_summary: null,
+      trust: { verdict: 'do_not_use', reasons: ['deprecated'], preferred_metric_id: null },
     });
   });
 

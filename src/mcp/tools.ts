@@ -1,0 +1,393 @@
+/**
+ * The MCP tools: read-only, each answering `structuredContent` (checked
+ * against its `outputSchema`) and a short text rendering of it. They run the
+ * same named GraphQL operations as the REST routes (src/rest/operations),
+ * in process, and the contract tool the contract route's own operation and
+ * envelope, so what a tool says equals what the REST routes say. A failure
+ * for the caller's input is a tool result with `isError: true` and the
+ * contract's message.
+ */
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { FastifyBaseLogger } from 'fastify';
+import { z } from 'zod';
+import { scopeSatisfied } from '../auth/scopes.js';
+import { type Context, createContext, type Principal, type ServiceConfig } from '../context.js';
+import { type ErrorResponse, errors, HttpError } from '../errors.js';
+import type { AccessDeps } from '../http/request-auth.js';
+import { LIFECYCLE_STATUSES, METRIC_SCOPES, MetricContract, Trust } from '../openapi/schemas.js';
+import { contractEnvelope } from '../rest/envelopes.js';
+import { MetricContractDocument, runOperation } from '../rest/execute.js';
+import {
+  AgentMetricByIdDocument,
+  AgentMetricByKeyDocument,
+  AgentMetricIdByKeyDocument,
+  AgentMetricsByIdsDocument,
+  AgentResolveExactDocument,
+  AgentResolveSearchDocument,
+  AgentSearchMetricsDocument,
+  type ResolvedMetricFragment,
+} from '../rest/operations.generated.js';
+import { isUuid } from '../uuid.js';
+import { fitToBytes, shorten } from './fit.js';
+
+export const SEARCH_MAX_PAGE_SIZE = 25;
+export const SEARCH_DEFAULT_PAGE_SIZE = 10;
+/** Bytes of serialized structuredContent a tool answers at most (free text is shortened to fit). */
+export const CONTRACT_MAX_BYTES = 4096;
+export const SEARCH_PAGE_MAX_BYTES = 8192;
+/** resolve_metric lists at most this many candidates. */
+export const MAX_CANDIDATES = 5;
+const MAX_PAGE = 2 ** 31 - 1;
+
+/** A failure the caller can act on: its message is the tool result's text. */
+class ToolFailure extends Error {}
+
+/** The contract's message of an error response (src/errors.ts spells them). */
+const messageOf = (response: ErrorResponse): string => new HttpError(response).message;
+
+const messages = {
+  notFound: messageOf(errors.metricNotFound),
+  invalidId: messageOf(errors.invalidMetricId),
+  insufficientScope: messageOf(errors.insufficientScope),
+  fetchFailed: messageOf(errors.fetchFailed),
+  exactlyOne: 'Invalid arguments: give exactly one of id or key',
+};
+
+export interface ToolDeps {
+  access: AccessDeps;
+  config: ServiceConfig;
+  principal: Principal;
+  log: FastifyBaseLogger;
+}
+
+const lifecycleStatus = z.enum(LIFECYCLE_STATUSES);
+const TrustVerdictOnly = Trust.pick({ verdict: true });
+
+const SearchItem = z.object({
+  id: z.string(),
+  key: z.string(),
+  name: z.string(),
+  description: z.string().describe('shortened with "…[truncated]" when the page would pass 8 KB'),
+  lifecycle_status: lifecycleStatus,
+  scope: z.enum(METRIC_SCOPES),
+  policy_tier: z.string(),
+  owner_team: z.string(),
+  trust: TrustVerdictOnly,
+});
+
+const MetricOutput = {
+  id: z.string(),
+  key: z.string(),
+  name: z.string(),
+  description: z.string(),
+  lifecycle_status: lifecycleStatus,
+  definition_version: z.string(),
+  sql_expression: z.string(),
+  grains: z.array(z.string()),
+  default_grain: z.string(),
+  dimensions: z.array(z.unknown()),
+  filters: z.array(z.string()),
+  source_refs: z.array(z.record(z.string(), z.unknown())),
+  owner_team: z.string(),
+  policy_tier: z.string(),
+  scope: z.enum(METRIC_SCOPES),
+  tags: z.array(z.string()),
+  trust: Trust,
+};
+
+const ResolvedOutput = z.object({
+  id: z.string(),
+  key: z.string(),
+  name: z.string(),
+  lifecycle_status: lifecycleStatus,
+  trust: Trust,
+});
+
+const metricRef = {
+  id: z.string().optional().describe('the metric id (UUID)'),
+  key: z.string().optional().describe("the metric's machine key, for example net_revenue"),
+};
+
+const readOnly = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
+
+type Structured = Record<string, unknown>;
+
+export function createMcpServer(deps: ToolDeps): McpServer {
+  const server = new McpServer(
+    { name: 'metric-governance', version: '1.0.0' },
+    {
+      instructions:
+        'Governed metric definitions of one organization. resolve_metric finds the canonical metric for a name; ' +
+        'get_metric_contract gives its contract and a trust verdict (use, use_with_caution, do_not_use) with reasons.',
+    },
+  );
+
+  /** A GraphQL context per tool call, as the REST routes make one per request. */
+  const context = (): Context => createContext(deps.access, deps.principal, deps.config, deps.access.metrics);
+
+  function handler<A>(work: (args: A) => Promise<Structured>, render: (result: Structured) => string) {
+    return async (args: A): Promise<CallToolResult> => {
+      try {
+        const structuredContent = await work(args);
+        return { content: [{ type: 'text', text: render(structuredContent) }], structuredContent };
+      } catch (error) {
+        if (!(error instanceof ToolFailure)) deps.log.error({ err: error }, 'MCP tool failed');
+        const text = error instanceof ToolFailure ? error.message : messages.fetchFailed;
+        return { content: [{ type: 'text', text }], isError: true };
+      }
+    };
+  }
+
+  /** A failed operation is logged and answered as the REST routes' 500 message. */
+  function dataOf<T>(result: { data: T | null; errors: readonly Error[] }): T {
+    if (result.errors.length || !result.data) {
+      deps.log.error({ errors: result.errors.map((e) => e.message) }, 'MCP tool operation failed');
+      throw new ToolFailure(messages.fetchFailed);
+    }
+    return result.data;
+  }
+
+  function exactlyOne(args: { id?: string; key?: string }): { id: string } | { key: string } {
+    if ((args.id === undefined) === (args.key === undefined)) throw new ToolFailure(messages.exactlyOne);
+    if (args.id !== undefined) {
+      if (!isUuid(args.id)) throw new ToolFailure(messages.invalidId);
+      return { id: args.id };
+    }
+    return { key: args.key as string };
+  }
+
+  server.registerTool(
+    'search_metrics',
+    {
+      title: 'Search metrics',
+      description:
+        'Find metrics of the organization by words (typos and partial words are corrected) and filters, ' +
+        'most relevant first; without query, by name. Each item carries its trust verdict.',
+      inputSchema: {
+        query: z.string().max(1000).optional().describe('words, "quoted phrases", or, -excluded'),
+        lifecycle_status: lifecycleStatus.optional(),
+        scope: z.enum(METRIC_SCOPES).optional(),
+        policy_tier: z.string().max(200).optional().describe('for example tier_1'),
+        page: z.int().min(1).max(MAX_PAGE).optional().describe('default 1'),
+        page_size: z
+          .int()
+          .min(1)
+          .max(SEARCH_MAX_PAGE_SIZE)
+          .optional()
+          .describe(`1 to ${SEARCH_MAX_PAGE_SIZE}, default ${SEARCH_DEFAULT_PAGE_SIZE}`),
+      },
+      outputSchema: { items: z.array(SearchItem), total: z.int(), page: z.int(), page_size: z.int() },
+      annotations: readOnly,
+    },
+    handler(
+      async (args: {
+        query?: string;
+        lifecycle_status?: string;
+        scope?: string;
+        policy_tier?: string;
+        page?: number;
+        page_size?: number;
+      }) => {
+        const data = dataOf(
+          await runOperation(
+            AgentSearchMetricsDocument,
+            {
+              page: args.page ?? 1,
+              pageSize: args.page_size ?? SEARCH_DEFAULT_PAGE_SIZE,
+              filter: {
+                lifecycleStatus: args.lifecycle_status ?? null,
+                status: null,
+                policyTier: args.policy_tier ?? null,
+                scope: args.scope ?? null,
+                type: null,
+              },
+              search: args.query?.trim() ? args.query : null,
+            },
+            context(),
+          ),
+        );
+        const { items, pagination } = data.metrics;
+        return fitToBytes(SEARCH_PAGE_MAX_BYTES, (max) => ({
+          items: items.map((item) => ({ ...item, description: shorten(item.description, max) })),
+          total: pagination.total,
+          page: pagination.page,
+          page_size: pagination.pageSize,
+        }));
+      },
+      (result) => {
+        const items = result.items as z.infer<typeof SearchItem>[];
+        const lines = items.map((m) => `- ${m.name} (${m.key}, ${m.lifecycle_status}): ${m.trust.verdict} [${m.id}]`);
+        return [`${result.total} metrics; page ${result.page} (${items.length} shown)`, ...lines].join('\n');
+      },
+    ),
+  );
+
+  server.registerTool(
+    'get_metric',
+    {
+      title: 'Get a metric',
+      description:
+        'The definition of one metric (by id or key): SQL, grains, dimensions, filters, sources, owner, trust.',
+      inputSchema: metricRef,
+      outputSchema: MetricOutput,
+      annotations: readOnly,
+    },
+    handler(
+      async (args: { id?: string; key?: string }) => {
+        const ref = exactlyOne(args);
+        const metric =
+          'id' in ref
+            ? dataOf(await runOperation(AgentMetricByIdDocument, ref, context())).metric
+            : dataOf(await runOperation(AgentMetricByKeyDocument, ref, context())).metricByKey;
+        if (!metric) throw new ToolFailure(messages.notFound);
+        return metric;
+      },
+      (m) => `${m.name} (${m.key}, ${m.lifecycle_status}, v${m.definition_version}): ${trustLine(m.trust as TrustOut)}`,
+    ),
+  );
+
+  server.registerTool(
+    'get_metric_contract',
+    {
+      title: 'Get the agent contract of a metric',
+      description:
+        'The agent contract of a metric (by id or key), as GET /api/v1/metrics/{id}/contract, with its trust ' +
+        'verdict. summary: true adds a discussion summary, which may be billed (discussion_summary_meta.charged). ' +
+        'Pinned note bodies are shortened with "…[truncated]" to keep the result within 4 KB.',
+      inputSchema: {
+        ...metricRef,
+        summary: z.boolean().optional().describe('add discussion_summary (as ?summary=true); may be billed'),
+      },
+      outputSchema: MetricContract.shape,
+      annotations: readOnly,
+    },
+    handler(
+      async (args: { id?: string; key?: string; summary?: boolean }) => {
+        if (deps.principal.kind === 'api_key' && !scopeSatisfied(deps.principal.scopes, 'canonical-metric-api:read')) {
+          throw new ToolFailure(messages.insufficientScope);
+        }
+        const ref = exactlyOne(args);
+        let id: string;
+        if ('id' in ref) id = ref.id;
+        else {
+          const found = dataOf(await runOperation(AgentMetricIdByKeyDocument, ref, context())).metricByKey;
+          if (!found) throw new ToolFailure(messages.notFound);
+          id = found.id;
+        }
+        const result = await runOperation(MetricContractDocument, { id, summary: args.summary === true }, context());
+        // As the contract route: supporting reads degrade in the envelope; only a failed metric read fails.
+        if (result.errors.some((error) => error.path?.length === 1) || (result.errors.length && !result.data)) {
+          dataOf({ data: null, errors: result.errors });
+        }
+        if (result.errors.length) {
+          deps.log.error({ errors: result.errors.map((e) => e.message) }, 'MCP contract: supporting read failed');
+        }
+        if (!result.data?.metric) throw new ToolFailure(messages.notFound);
+        const { data } = contractEnvelope(result.data.metric).body as { data: z.infer<typeof MetricContract> };
+        return fitToBytes(CONTRACT_MAX_BYTES, (max) => ({
+          ...data,
+          business_definition: Object.fromEntries(
+            Object.entries(data.business_definition).map(([name, text]) => [name, shorten(text, max)]),
+          ) as typeof data.business_definition,
+          agent_context_notes: data.agent_context_notes.map((note) => ({ ...note, body: shorten(note.body, max) })),
+          ...(typeof data.discussion_summary === 'string'
+            ? { discussion_summary: shorten(data.discussion_summary, max) }
+            : {}),
+        }));
+      },
+      (c) => {
+        const notes = (c.agent_context_notes as unknown[]).length;
+        const validated = c.last_validated_at ? `last validated ${c.last_validated_at}` : 'never validated';
+        const charged = c.discussion_summary_meta
+          ? `; summary ${(c.discussion_summary_meta as { charged: boolean }).charged ? 'billed' : 'not billed'}`
+          : '';
+        return `${c.name} (${c.lifecycle_status}): ${trustLine(c.trust as TrustOut)}; ${validated}; ${notes} pinned notes${charged}`;
+      },
+    ),
+  );
+
+  server.registerTool(
+    'resolve_metric',
+    {
+      title: 'Resolve a metric name',
+      description:
+        'The metric a name means: match (key equal to name, else name equal regardless of case, else the best ' +
+        'search hit), canonical (the metric to use: the end of its supersession chain, or match itself) and ' +
+        'up to 5 candidates to tell apart (variants and conflicts, or the next search hits).',
+      inputSchema: { name: z.string().min(1).max(1000).describe('a key or a name, for example "net revenue"') },
+      outputSchema: {
+        match: ResolvedOutput.nullable(),
+        canonical: ResolvedOutput.nullable(),
+        candidates: z.array(ResolvedOutput).max(MAX_CANDIDATES),
+      },
+      annotations: readOnly,
+    },
+    handler(
+      async ({ name }: { name: string }) => {
+        const ctx = context();
+        const exact = dataOf(await runOperation(AgentResolveExactDocument, { name }, ctx));
+        const found = exact.byKey ?? exact.byName;
+        let match: ResolvedMetricFragment | null = found;
+        let candidateIds: string[];
+        const known = new Map<string, ResolvedMetricFragment>();
+        if (found) {
+          candidateIds = (found.requires_disambiguation?.candidates ?? []).map((c) => c.metric_id);
+        } else if (name.trim()) {
+          const hits = dataOf(
+            await runOperation(AgentResolveSearchDocument, { search: name, pageSize: MAX_CANDIDATES + 2 }, ctx),
+          ).metrics.items;
+          for (const hit of hits) known.set(hit.id, hit);
+          match = hits[0] ?? null;
+          candidateIds = hits.slice(1).map((hit) => hit.id);
+        } else candidateIds = [];
+        if (!match) return { match: null, canonical: null, candidates: [] };
+        const canonicalId = match.trust.preferred_metric_id ?? match.id;
+        const ids = [...new Set(candidateIds.filter((id) => id !== match.id && id !== canonicalId))].slice(
+          0,
+          MAX_CANDIDATES,
+        );
+        const missing = [canonicalId, ...ids].filter((id) => id !== match.id && !known.has(id));
+        if (missing.length) {
+          const read = dataOf(await runOperation(AgentMetricsByIdsDocument, { ids: missing }, ctx)).metricsByIds;
+          for (const metric of read) if (metric) known.set(metric.id, metric);
+        }
+        const summary = ({ id, key, name, lifecycle_status, trust }: ResolvedMetricFragment) => ({
+          id,
+          key,
+          name,
+          lifecycle_status,
+          trust,
+        });
+        const canonical = canonicalId === match.id ? match : (known.get(canonicalId) ?? match);
+        return {
+          match: summary(match),
+          canonical: summary(canonical),
+          candidates: ids.flatMap((id) => {
+            const metric = known.get(id);
+            return metric ? [summary(metric)] : [];
+          }),
+        };
+      },
+      (r) => {
+        const match = r.match as z.infer<typeof ResolvedOutput> | null;
+        if (!match) return 'No metric matches.';
+        const canonical = r.canonical as z.infer<typeof ResolvedOutput>;
+        const candidates = (r.candidates as unknown[]).length;
+        const use =
+          canonical.id === match.id
+            ? 'it is canonical'
+            : `use ${canonical.name} (${canonical.key}) [${canonical.id}] instead`;
+        return `Match: ${match.name} (${match.key}) [${match.id}]: ${trustLine(match.trust)}; ${use}; ${candidates} other candidates`;
+      },
+    ),
+  );
+
+  return server;
+}
+
+type TrustOut = z.infer<typeof Trust>;
+
+function trustLine(trust: TrustOut): string {
+  return trust.reasons.length ? `${trust.verdict} (${trust.reasons.join(', ')})` : trust.verdict;
+}

@@ -1,0 +1,119 @@
+/**
+ * The trust verdict of a metric: whether a consumer (an agent, a BI tool)
+ * should use it, with the reasons that decided, computed from the governance
+ * state the contract serves (contract section 3, "Consumer handling of
+ * states"). One pure function over the facts of a metric, and the SQL part
+ * that reads those facts (one statement per request for a list, through its
+ * DataLoader; inside the metric's own statement for `metric(id)`). REST,
+ * GraphQL and the MCP tools all take the verdict from here.
+ */
+import { Prisma } from '../generated/prisma/client.js';
+import type { MetricPart } from './parts.js';
+
+export const TRUST_VERDICTS = ['use', 'use_with_caution', 'do_not_use'] as const;
+export type TrustVerdictValue = (typeof TRUST_VERDICTS)[number];
+
+/** Reason codes in the order they are listed: first those of do_not_use, then the cautions. */
+export const TRUST_REASONS = [
+  'deprecated',
+  'superseded',
+  'pre_release',
+  'open_objections',
+  'never_validated',
+  'stale_validation',
+  'conflicting_definition',
+] as const;
+export type TrustReason = (typeof TRUST_REASONS)[number];
+
+export interface TrustFacts {
+  lifecycleStatus: string;
+  /** whether another metric of the organization supersedes this one */
+  superseded: boolean;
+  /** the end of the chain of metrics superseding this one (null when none) */
+  supersedingMetricId: string | null;
+  openObjectionsCount: number;
+  /** the contract's `last_validated_at`: the latest validation run */
+  lastValidatedAt: Date | null;
+  /** a `conflicts_with` relationship, in either direction */
+  conflicting: boolean;
+}
+
+export interface Trust {
+  verdict: TrustVerdictValue;
+  reasons: TrustReason[];
+  /** the metric to use instead (the end of the supersession chain); null unless do_not_use and superseded */
+  preferredMetricId: string | null;
+}
+
+export interface TrustPolicy {
+  /** a latest validation older than this many days is stale */
+  staleValidationDays: number;
+}
+
+export const DEFAULT_STALE_VALIDATION_DAYS = 30;
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+const PRODUCTION_STATUSES = new Set(['APPROVED', 'RELEASED']);
+
+export function trustVerdict(facts: TrustFacts, policy: TrustPolicy, now: Date): Trust {
+  const blocking: TrustReason[] = [];
+  if (facts.lifecycleStatus === 'DEPRECATED') blocking.push('deprecated');
+  if (facts.superseded) blocking.push('superseded');
+  if (blocking.length) {
+    return { verdict: 'do_not_use', reasons: blocking, preferredMetricId: facts.supersedingMetricId };
+  }
+  const cautions: TrustReason[] = [];
+  if (!PRODUCTION_STATUSES.has(facts.lifecycleStatus)) cautions.push('pre_release');
+  if (facts.openObjectionsCount > 0) cautions.push('open_objections');
+  if (facts.lastValidatedAt === null) cautions.push('never_validated');
+  else if (now.getTime() - facts.lastValidatedAt.getTime() > policy.staleValidationDays * DAY_MS) {
+    cautions.push('stale_validation');
+  }
+  if (facts.conflicting) cautions.push('conflicting_definition');
+  return { verdict: cautions.length ? 'use_with_caution' : 'use', reasons: cautions, preferredMetricId: null };
+}
+
+/** Supersession is followed at most this far (a longer chain ends where the walk stops). */
+const MAX_CHAIN = 32;
+
+/**
+ * The facts of the verdict for metric `m`. The supersession chain is walked
+ * through metrics of the same organization only, without revisiting a
+ * metric (a cycle ends the chain); its end is the metric reached last
+ * (farthest, then smallest id when supersessions branch).
+ */
+export const trustPart: MetricPart<TrustFacts> = {
+  columns: Prisma.sql`
+    s_tr.trust_lifecycle_status, s_tr.trust_open_objections, s_tr.trust_last_validated_at,
+    s_tr.trust_conflicting, s_tr.trust_superseding_id`,
+  joins: Prisma.sql`
+    LEFT JOIN LATERAL (
+      SELECT tm.lifecycle_status::text AS trust_lifecycle_status,
+        (SELECT count(*)::int FROM thread
+         WHERE metric_id = tm.id AND intent = 'objection' AND resolution_status = 'open') AS trust_open_objections,
+        (SELECT max(ran_at) FROM validation WHERE metric_id = tm.id) AS trust_last_validated_at,
+        EXISTS (SELECT 1 FROM metric_relationship
+                WHERE kind = 'conflicts_with' AND (metric_id = tm.id OR target_metric_id = tm.id)) AS trust_conflicting,
+        (WITH RECURSIVE chain(id, depth, path) AS (
+           SELECT tm.id, 0, ARRAY[tm.id]
+           UNION ALL
+           SELECT r.metric_id, c.depth + 1, c.path || r.metric_id
+           FROM chain c
+           JOIN metric_relationship r ON r.target_metric_id = c.id AND r.kind = 'supersedes'
+           JOIN metric o ON o.id = r.metric_id AND o.org_id = tm.org_id
+           WHERE NOT r.metric_id = ANY(c.path) AND c.depth < ${MAX_CHAIN})
+         SELECT id::text FROM chain WHERE depth > 0 ORDER BY depth DESC, id LIMIT 1) AS trust_superseding_id
+      FROM metric tm WHERE tm.id = m.id) s_tr ON TRUE`,
+  read: (row) => {
+    const superseding = (row.trust_superseding_id as string | null) ?? null;
+    const validated = row.trust_last_validated_at as string | Date | null;
+    return {
+      lifecycleStatus: row.trust_lifecycle_status as string,
+      superseded: superseding !== null,
+      supersedingMetricId: superseding,
+      openObjectionsCount: (row.trust_open_objections as number | null) ?? 0,
+      lastValidatedAt: validated === null || validated === undefined ? null : new Date(validated),
+      conflicting: row.trust_conflicting === true,
+    };
+  },
+};
