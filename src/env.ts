@@ -33,6 +33,7 @@ export const envSchema = z
     SUMMARY_MODEL: z.string().optional(),
     SUMMARY_TIMEOUT_MS: positiveInt.default(10000),
     SUMMARY_DAILY_CAP: z.coerce.number().int().min(0).default(500),
+    SUMMARY_MAX_CONCURRENT: positiveInt.default(4),
     TRUST_PROXY: booleanString.default(false),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),

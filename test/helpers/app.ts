@@ -23,6 +23,7 @@ export const TEST_SUMMARIES: SummaryConfig = {
   provider: { kind: 'extractive' },
   timeoutMs: 10_000,
   defaultDailyCap: 500,
+  maxConcurrent: 4,
 };
 
 export interface TestApp {
@@ -50,6 +51,8 @@ export interface TestAppOptions {
   logger?: FastifyBaseLogger;
   /** default: generous enough that no suite trips it unless it means to */
   throttle?: ThrottleConfig;
+  /** connections of the test database's pool (PostgreSQL); default 4 */
+  poolSize?: number;
 }
 
 /** Builds one more app (an instance) over an existing test database. */
@@ -78,7 +81,7 @@ export async function buildTestInstance(database: Database, options: TestAppOpti
 export const silentLogger = { warn: () => {}, info: () => {} };
 
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
-  const database = await createTestDatabase();
+  const database = await createTestDatabase({ poolSize: options.poolSize });
   if (options.fixture) await loadFixture(database.prisma, options.fixture);
   const app = await buildTestInstance(database, options);
   return {
