@@ -16,7 +16,7 @@ import { allowListedOrigins, rejectCrossOrigin } from './http/cross-origin.js';
 import { firstHeader } from './http/headers.js';
 import { createMetrics, type Metrics } from './http/metrics.js';
 import { instrumentRequests, requestId } from './http/observability.js';
-import { type AccessDeps, admitApiKeyOrSession, type ThrottleConfig } from './http/request-auth.js';
+import { type AccessDeps, admitApiKeyOrSession, spendOperationCost, type ThrottleConfig } from './http/request-auth.js';
 import type { KeyRateLimiter } from './limits/key-rate-limiter.js';
 import { mcpRoutes } from './mcp/route.js';
 import { openApiRoutes } from './openapi/routes.js';
@@ -172,15 +172,22 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       if (!graphiql && firstHeader(request, 'authorization') === undefined && request.cookies.session) {
         rejectCrossOrigin(request);
       }
-      const graphqlContext = graphiql
-        ? // GraphiQL's page runs no operation; its queries come back with credentials.
-          null
-        : createContext(access, await admitApiKeyOrSession(access, request, reply), config, metrics);
+      // GraphiQL's page runs no operation; its queries come back with credentials.
+      const principal = graphiql ? null : await admitApiKeyOrSession(access, request, reply);
+      let overBudget = false;
       const response = await yoga.handleNodeRequestAndResponse(request, reply, {
         req: request,
         reply,
-        graphqlContext: graphqlContext as never,
+        graphqlContext: (principal ? createContext(access, principal, config, metrics) : null) as never,
+        // Admission spent one unit; an operation that asks for more spends the rest before it runs.
+        spendCost: principal
+          ? async (cost) => {
+              overBudget = !(await spendOperationCost(access, reply, principal, cost));
+              return !overBudget;
+            }
+          : undefined,
       });
+      if (overBudget) throw new HttpError(errors.rateLimited);
       response.headers.forEach((value, key) => {
         reply.header(key, value);
       });

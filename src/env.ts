@@ -106,6 +106,7 @@ export const envSchema = z
     SUMMARY_MODEL: z.string().optional(),
     SUMMARY_TIMEOUT_MS: positiveInt.default(10000),
     SUMMARY_DAILY_CAP: z.coerce.number().int().min(0).default(500),
+    SUMMARY_MAX_CONCURRENT: positiveInt.default(4),
     TRUST_PROXY: trustProxy.default(false),
     CORS_ORIGINS: corsOrigins,
     TRUST_STALE_VALIDATION_DAYS: positiveInt.default(30),

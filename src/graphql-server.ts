@@ -6,14 +6,44 @@
  */
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { createYoga } from 'graphql-yoga';
+import { GraphQLError } from 'graphql';
+import { createYoga, type Plugin } from 'graphql-yoga';
 import type { Context } from './context.js';
+import { OneDiscussionSummaryPerOperation, operationCost } from './graphql-cost.js';
 import { schema } from './schema/index.js';
 
 export interface YogaServerContext {
   req: FastifyRequest;
   reply: FastifyReply;
   graphqlContext: Context;
+  /**
+   * Spends an operation's cost (src/graphql-cost.ts) of the caller's budget
+   * before it executes; false when the budget cannot pay it (nothing then
+   * executes and the route answers 429).
+   */
+  spendCost?: (cost: number) => Promise<boolean>;
+}
+
+/**
+ * Charges each operation by what it asks, after parsing and validation and
+ * before execution, and allows one discussionSummary per operation.
+ */
+function useRequestCost(): Plugin<YogaServerContext> {
+  return {
+    onValidate({ addValidationRule }) {
+      addValidationRule(OneDiscussionSummaryPerOperation);
+    },
+    async onExecute({ args, setResultAndStopExecution }) {
+      const spend = (args.contextValue as Partial<YogaServerContext>).spendCost;
+      if (!spend) return;
+      const cost = operationCost(args.schema, args.document, args.operationName, args.variableValues);
+      if (!(await spend(cost))) {
+        setResultAndStopExecution({
+          errors: [new GraphQLError('Rate limit exceeded', { extensions: { http: { status: 429 } } })],
+        });
+      }
+    },
+  };
 }
 
 export const graphqlLimits = {
@@ -52,6 +82,7 @@ export function createGraphqlServer(logger: FastifyRequest['log']) {
         maxDirectives: { n: graphqlLimits.maxDirectives },
         blockFieldSuggestion: { enabled: false },
       }),
+      useRequestCost(),
     ],
   });
 }

@@ -14,7 +14,7 @@ import type { Database } from '../db/client.js';
 import type { SqlReader } from '../db/sql.js';
 import { errors, HttpError } from '../errors.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
-import type { KeyRateLimiter } from '../limits/key-rate-limiter.js';
+import type { KeyRateLimiter, RateDecision } from '../limits/key-rate-limiter.js';
 import { firstHeader } from './headers.js';
 import type { Metrics } from './metrics.js';
 import { notePrincipal } from './observability.js';
@@ -67,6 +67,18 @@ async function authenticated(deps: AccessDeps, request: FastifyRequest, result: 
   throw new HttpError(result.error);
 }
 
+function budgetOf(deps: AccessDeps, principal: Principal): [subject: string, limit: number] {
+  return principal.kind === 'api_key'
+    ? [`key:${principal.keyId}`, principal.rateLimitPerMinute ?? deps.defaultRateLimit]
+    : [`user:${principal.userId}`, deps.defaultRateLimit];
+}
+
+function rateLimitHeaders(reply: FastifyReply, decision: RateDecision): void {
+  reply.header('RateLimit-Limit', decision.limit);
+  reply.header('RateLimit-Remaining', decision.remaining);
+  reply.header('RateLimit-Reset', decision.resetSeconds);
+}
+
 /**
  * The last check before a route's own work: one request of the caller's
  * per-minute budget. Every answer carries the budget left
@@ -80,19 +92,41 @@ export async function spendBudget(
   principal: Principal,
   cost = 1,
 ): Promise<void> {
-  const [subject, limit] =
-    principal.kind === 'api_key'
-      ? [`key:${principal.keyId}`, principal.rateLimitPerMinute ?? deps.defaultRateLimit]
-      : [`user:${principal.userId}`, deps.defaultRateLimit];
+  const [subject, limit] = budgetOf(deps, principal);
   const decision = await deps.rateLimiter.consume(subject, limit, cost);
-  reply.header('RateLimit-Limit', decision.limit);
-  reply.header('RateLimit-Remaining', decision.remaining);
-  reply.header('RateLimit-Reset', decision.resetSeconds);
+  rateLimitHeaders(reply, decision);
   if (!decision.allowed) {
     deps.metrics.rejections.inc({ limit: 'key' });
     reply.header('Retry-After', decision.retryAfterSeconds);
     throw new HttpError(errors.rateLimited);
   }
+}
+
+/**
+ * A GraphQL operation's cost beyond the unit its request spent on admission
+ * (src/graphql-cost.ts), spent before it executes. When the budget cannot
+ * pay it, the extra units are given back (the request keeps only its
+ * admission unit), RateLimit-Remaining still says what is left for smaller
+ * requests, Retry-After when the window resets, and the answer is false.
+ */
+export async function spendOperationCost(
+  deps: AccessDeps,
+  reply: FastifyReply,
+  principal: Principal,
+  cost: number,
+): Promise<boolean> {
+  const extra = cost - 1;
+  if (extra <= 0) return true;
+  const [subject, limit] = budgetOf(deps, principal);
+  const decision = await deps.rateLimiter.consume(subject, limit, extra);
+  if (decision.allowed) {
+    rateLimitHeaders(reply, decision);
+    return true;
+  }
+  await deps.rateLimiter.refund(subject, limit, extra);
+  deps.metrics.rejections.inc({ limit: 'key' });
+  reply.header('Retry-After', decision.retryAfterSeconds);
+  return false;
 }
 
 function authenticateBearer(sql: SqlReader, request: FastifyRequest, scope: RequestedScope) {

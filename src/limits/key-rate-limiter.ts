@@ -21,6 +21,8 @@ export interface KeyRateLimiter {
   consume(subject: string, limit: number, cost?: number): Promise<RateDecision>;
   /** Spends `cost` more of the budget without asking for an answer (a failed attempt's surcharge). */
   penalize(subject: string, limit: number, cost: number): Promise<void>;
+  /** Gives `cost` back to the budget (a GraphQL request refused for its cost keeps only its admission unit). */
+  refund(subject: string, limit: number, cost: number): Promise<void>;
   /** Whether the shared store answers (always true without Redis). */
   reachable(): Promise<boolean>;
   /** Resolves once Redis answers (at once without Redis); rejects after `timeoutMs`. */
@@ -115,6 +117,9 @@ export function createKeyRateLimiter(options: RateLimiterOptions): KeyRateLimite
     },
     async penalize(subject, limit, cost) {
       if (cost > 0) await limiterFor(limit).penalty(subject, cost);
+    },
+    async refund(subject, limit, cost) {
+      if (cost > 0) await limiterFor(limit).reward(subject, cost);
     },
     async ready(timeoutMs = 5000) {
       if (!redis || redis.status === 'ready') return;

@@ -30,6 +30,7 @@ export const DEGRADED_REASONS = [
   'daily_cap_exceeded',
   'pricing_unavailable',
   'discussion_unavailable',
+  'generator_busy',
 ] as const satisfies readonly DegradedReason[];
 type Missing = Exclude<DegradedReason, (typeof DEGRADED_REASONS)[number]>;
 const _everyReasonListed: Missing extends never ? true : never = true;

@@ -21,7 +21,7 @@ export const DiscussionSummaryRef = builder.objectRef<SummaryOutcome>('Discussio
       nullable: true,
       description:
         'Why text is null: no_discussion, timeout, generator_error, daily_cap_exceeded, pricing_unavailable, ' +
-        'discussion_unavailable; null when text is present',
+        'discussion_unavailable, generator_busy; null when text is present',
     }),
   }),
 });

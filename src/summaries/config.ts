@@ -11,6 +11,7 @@ export function summaryConfigFromEnv(
     | 'SUMMARY_MODEL'
     | 'SUMMARY_TIMEOUT_MS'
     | 'SUMMARY_DAILY_CAP'
+    | 'SUMMARY_MAX_CONCURRENT'
   >,
 ): SummaryConfig {
   const provider: SummaryConfig['provider'] =
@@ -23,5 +24,10 @@ export function summaryConfigFromEnv(
           model: env.SUMMARY_MODEL ?? '',
         }
       : { kind: 'extractive' };
-  return { provider, timeoutMs: env.SUMMARY_TIMEOUT_MS, defaultDailyCap: env.SUMMARY_DAILY_CAP };
+  return {
+    provider,
+    timeoutMs: env.SUMMARY_TIMEOUT_MS,
+    defaultDailyCap: env.SUMMARY_DAILY_CAP,
+    maxConcurrent: env.SUMMARY_MAX_CONCURRENT,
+  };
 }

@@ -48,4 +48,6 @@ export interface SummaryConfig {
   timeoutMs: number;
   /** new summaries per organization per UTC day unless the organization sets its own (SUMMARY_DAILY_CAP) */
   defaultDailyCap: number;
+  /** generations running at once in one instance (SUMMARY_MAX_CONCURRENT); past it a miss degrades */
+  maxConcurrent: number;
 }

@@ -24,6 +24,7 @@ export const TEST_SUMMARIES: SummaryConfig = {
   provider: { kind: 'extractive' },
   timeoutMs: 10_000,
   defaultDailyCap: 500,
+  maxConcurrent: 4,
 };
 
 export interface TestApp {
@@ -59,6 +60,8 @@ export interface TestAppOptions {
   corsOrigins?: string[];
   /** default: 20 s */
   requestDeadlineMs?: number;
+  /** connections of the test database's pool (PostgreSQL); default 4 */
+  poolSize?: number;
 }
 
 /** Builds one more app (an instance) over an existing test database. */
@@ -90,7 +93,7 @@ export async function buildTestInstance(database: Database, options: TestAppOpti
 export const silentLogger = { warn: () => {}, info: () => {} };
 
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
-  const database = await createTestDatabase();
+  const database = await createTestDatabase({ poolSize: options.poolSize });
   if (options.fixture) await loadFixture(database.prisma, options.fixture);
   const app = await buildTestInstance(database, options);
   return {

@@ -39,10 +39,10 @@ export async function createTestTarget(): Promise<{ target: DatabaseTarget; drop
   };
 }
 
-export async function createTestDatabase(): Promise<TestDatabase> {
+export async function createTestDatabase(options: { poolSize?: number } = {}): Promise<TestDatabase> {
   const { target, drop } = await createTestTarget();
   // The template is migrated already; PGlite in memory is migrated here.
-  const database = await openDatabase(target, { migrate: target.kind === 'embedded', poolSize: 4 });
+  const database = await openDatabase(target, { migrate: target.kind === 'embedded', poolSize: options.poolSize ?? 4 });
   return {
     ...database,
     drop: async () => {

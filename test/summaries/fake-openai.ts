@@ -11,12 +11,17 @@ export interface FakeOpenAI {
   mode: 'ok' | 'error';
   /** delay before answering */
   delayMs: number;
+  /** while true, answers wait (after the delay) until `release()` */
+  hold: boolean;
+  /** answers every held request and stops holding */
+  release(): void;
   reply: string;
   requests: { url: string; headers: IncomingHttpHeaders; body: { model: string; messages: { content: string }[] } }[];
   close(): Promise<void>;
 }
 
 export async function startFakeOpenAI(): Promise<FakeOpenAI> {
+  const held: (() => void)[] = [];
   const server = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -27,7 +32,7 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
         body: JSON.parse(Buffer.concat(chunks).toString('utf8')),
       });
       const { mode, reply } = fake;
-      setTimeout(() => {
+      const answer = () => {
         if (response.destroyed) return;
         if (mode === 'error') {
           response.writeHead(500, { 'content-type': 'application/json' }).end('{"error":{"message":"boom"}}');
@@ -36,6 +41,10 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
         response
           .writeHead(200, { 'content-type': 'application/json' })
           .end(JSON.stringify({ choices: [{ index: 0, message: { role: 'assistant', content: reply } }] }));
+      };
+      setTimeout(() => {
+        if (fake.hold) held.push(answer);
+        else answer();
       }, fake.delayMs);
     });
   });
@@ -45,6 +54,11 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
     baseUrl: `http://127.0.0.1:${port}/v1`,
     mode: 'ok',
     delayMs: 0,
+    hold: false,
+    release: () => {
+      fake.hold = false;
+      for (const answer of held.splice(0)) answer();
+    },
     reply: 'A summary from the fake provider.',
     requests: [],
     close: async () => {

@@ -1,0 +1,173 @@
+/**
+ * What one GraphQL operation spends of the caller's per-minute budget, and
+ * the rule that an operation asks for at most one discussion summary.
+ *
+ * The cost is computed from the parsed and validated document with its
+ * variables, before execution, so that a key cannot read more per minute
+ * through /graphql than through REST (one unit per request of at most 100
+ * metrics):
+ *
+ * - every root field (each alias counts; fields merged under one response
+ *   name count once) costs one unit per started 100 metrics it can return:
+ *   `metrics(pageSize)` and `metricsConnection(first | last)` by their
+ *   effective page size (at most 100, so 1), `metric(id)` 1, any other root
+ *   field 1;
+ * - introspection root fields (`__schema`, `__type`, `__typename`) cost
+ *   nothing of their own;
+ * - an operation costs at least 1.
+ *
+ * Root fields dropped by `@skip`/`@include` cost nothing.
+ */
+import {
+  type DocumentNode,
+  type FieldNode,
+  GraphQLError,
+  GraphQLIncludeDirective,
+  type GraphQLSchema,
+  GraphQLSkipDirective,
+  getArgumentValues,
+  getDirectiveValues,
+  getOperationAST,
+  getVariableValues,
+  Kind,
+  type SelectionSetNode,
+  type ValidationRule,
+} from 'graphql';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './schema/metric-query.js';
+
+/** Metrics one unit of budget reads: one REST list page. */
+export const METRICS_PER_UNIT = 100;
+
+const INTROSPECTION_FIELDS = new Set(['__schema', '__type', '__typename']);
+
+function pageSize(value: unknown): number {
+  const size = typeof value === 'number' && Number.isFinite(value) ? value : DEFAULT_PAGE_SIZE;
+  return Math.min(MAX_PAGE_SIZE, Math.max(1, size));
+}
+
+function rootFieldCost(name: string, args: Record<string, unknown>): number {
+  if (INTROSPECTION_FIELDS.has(name)) return 0;
+  let metrics = 1;
+  if (name === 'metrics') metrics = pageSize(args.pageSize);
+  else if (name === 'metricsConnection') metrics = pageSize(args.first ?? args.last);
+  return Math.max(1, Math.ceil(metrics / METRICS_PER_UNIT));
+}
+
+type Variables = Record<string, unknown>;
+
+function included(node: FieldNode | { directives?: FieldNode['directives'] }, variables: Variables): boolean {
+  if (getDirectiveValues(GraphQLSkipDirective, node, variables)?.if === true) return false;
+  return getDirectiveValues(GraphQLIncludeDirective, node, variables)?.if !== false;
+}
+
+/** Root fields by response name, with fragments expanded and @skip/@include applied. */
+function rootFields(
+  document: DocumentNode,
+  selectionSet: SelectionSetNode,
+  variables: Variables,
+  into = new Map<string, FieldNode[]>(),
+  visited = new Set<string>(),
+): Map<string, FieldNode[]> {
+  for (const selection of selectionSet.selections) {
+    if (!included(selection, variables)) continue;
+    if (selection.kind === Kind.FIELD) {
+      const responseName = selection.alias?.value ?? selection.name.value;
+      into.set(responseName, [...(into.get(responseName) ?? []), selection]);
+    } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+      rootFields(document, selection.selectionSet, variables, into, visited);
+    } else {
+      const name = selection.name.value;
+      if (visited.has(name)) continue;
+      visited.add(name);
+      const fragment = document.definitions.find(
+        (definition) => definition.kind === Kind.FRAGMENT_DEFINITION && definition.name.value === name,
+      );
+      if (fragment?.kind === Kind.FRAGMENT_DEFINITION) {
+        rootFields(document, fragment.selectionSet, variables, into, visited);
+      }
+    }
+  }
+  return into;
+}
+
+/**
+ * Units of budget the operation spends (see the module comment). A document
+ * that cannot execute (no such operation, variables that do not coerce) costs
+ * 1: execution answers its errors without reading anything.
+ */
+export function operationCost(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operationName: string | null | undefined,
+  rawVariables: Variables | null | undefined,
+): number {
+  const operation = getOperationAST(document, operationName);
+  const rootType = operation && schema.getRootType(operation.operation);
+  if (!operation || !rootType) return 1;
+  const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], rawVariables ?? {});
+  if (coerced.errors) return 1;
+  const variables = coerced.coerced;
+  const fields = rootType.getFields();
+  let cost = 0;
+  for (const [, nodes] of rootFields(document, operation.selectionSet, variables)) {
+    let fieldCost = 0;
+    for (const node of nodes) {
+      const definition = fields[node.name.value];
+      let args: Record<string, unknown> = {};
+      try {
+        if (definition) args = getArgumentValues(definition, node, variables);
+      } catch {
+        // An argument that does not coerce fails execution; the field then reads nothing.
+      }
+      fieldCost = Math.max(fieldCost, rootFieldCost(node.name.value, args));
+    }
+    cost += fieldCost;
+  }
+  return Math.max(1, cost);
+}
+
+/** The field that can generate (and bill) a summary. */
+const SUMMARY_FIELD = 'discussionSummary';
+
+/**
+ * An operation may ask for `discussionSummary` at most once (counted by
+ * response path, fragments expanded, whatever `@skip`/`@include` would
+ * drop): each can start a billable generation. On lists the field is refused
+ * when it resolves (src/schema/metric.ts).
+ */
+export const OneDiscussionSummaryPerOperation: ValidationRule = (context) => ({
+  OperationDefinition(operation) {
+    const paths = new Map<string, FieldNode>();
+    // A fragment spread again at the same response path adds no path: walked once per path.
+    const walked = new Set<string>();
+    const walk = (selectionSet: SelectionSetNode, prefix: string, fragments: Set<string>) => {
+      for (const selection of selectionSet.selections) {
+        if (paths.size > 1) return;
+        if (selection.kind === Kind.FIELD) {
+          const path = `${prefix}.${selection.alias?.value ?? selection.name.value}`;
+          if (selection.name.value === SUMMARY_FIELD) paths.set(path, selection);
+          if (selection.selectionSet) walk(selection.selectionSet, path, fragments);
+        } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+          walk(selection.selectionSet, prefix, fragments);
+        } else {
+          const name = selection.name.value;
+          const fragment = context.getFragment(name);
+          // Cycles are reported by the standard NoFragmentCycles rule.
+          if (!fragment || fragments.has(name) || walked.has(`${prefix}|${name}`)) continue;
+          walked.add(`${prefix}|${name}`);
+          walk(fragment.selectionSet, prefix, new Set([...fragments, name]));
+        }
+      }
+    };
+    walk(operation.selectionSet, '', new Set());
+    if (paths.size > 1) {
+      context.reportError(
+        new GraphQLError(
+          'At most one discussionSummary per operation: each can generate and bill a summary; ' +
+            'ask for one metric summary per request.',
+          { nodes: [...paths.values()] },
+        ),
+      );
+    }
+  },
+});
