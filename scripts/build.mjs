@@ -78,7 +78,8 @@ if (before === name && exists(join(root, name, 'server.js'))) {
   process.exit(0);
 }
 
-if (!exists(join(root, name, 'server.js'))) {
+const compile = !exists(join(root, name, 'server.js'));
+if (compile) {
   const temporary = join(root, `${name}.tmp-${process.pid}`);
   rmSync(temporary, { recursive: true, force: true });
   await build({ ...options, absWorkingDir: root, outdir: temporary });
@@ -105,7 +106,7 @@ const temporaryLink = join(root, `dist.tmp-${process.pid}`);
 rmSync(temporaryLink, { force: true });
 symlinkSync(name, temporaryLink, 'dir');
 renameSync(temporaryLink, link);
-console.log(`build: compiled src/ into ${name}; dist -> ${name}`);
+console.log(`build: ${compile ? 'compiled src/ into' : 'reused'} ${name}; dist -> ${name}`);
 
 // Keep the current build and the one dist named before; remove older ones.
 const keep = new Set([name, previous]);
