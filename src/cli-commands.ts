@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { AdminError } from './admin/admin-error.js';
 import { createApiKey, listApiKeys, revokeApiKey } from './admin/api-keys.js';
-import { createSession, DEFAULT_SESSION_TTL_HOURS } from './admin/sessions.js';
+import { createSession, DEFAULT_SESSION_TTL_HOURS, revokeSessions } from './admin/sessions.js';
 import { FixtureError, type LoadSummary, loadFixture } from './fixtures/load.js';
 import type { PrismaClient } from './generated/prisma/client.js';
 
@@ -204,6 +204,30 @@ const COMMANDS: Record<string, Command> = {
       deps.out(`  expires ${iso(session.expiresAt)}`);
       deps.out('Token (shown this once, it will not be shown again); send it as the cookie:');
       deps.out(`session=${session.token}`);
+    },
+  },
+  'session:revoke': {
+    usage: 'session:revoke (--token TOKEN | --user USER --org ORG)',
+    summary: "revoke one session by its token, or all of a user's sessions in an organization",
+    options: { token: { type: 'string' }, user: { type: 'string' }, org: { type: 'string' } },
+    positionals: 0,
+    async run({ values, prisma, deps }) {
+      const byToken = values.token !== undefined;
+      if (byToken === (values.user !== undefined || values.org !== undefined)) {
+        throw new UsageError('give either --token, or --user with --org');
+      }
+      if (byToken) {
+        await revokeSessions(await prisma(), { token: requiredString(values, 'token') });
+        deps.out('Revoked 1 session');
+        return;
+      }
+      const revoked = await revokeSessions(await prisma(), {
+        user: requiredString(values, 'user'),
+        org: requiredString(values, 'org'),
+      });
+      deps.out(
+        `Revoked ${revoked.count} session${revoked.count === 1 ? '' : 's'} of ${revoked.email} in organization ${revoked.orgSlug}`,
+      );
     },
   },
 };

@@ -116,6 +116,8 @@ export const envSchema = z
     REQUEST_DEADLINE_MS: z.coerce.number().int().min(100).max(600_000).default(20_000),
     SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(120_000).default(0),
     SERVER_TIMING: booleanString.optional().transform((value) => value === true),
+    /** unset: the demo rule of src/demo.ts; 1 loads the demo registry into an empty embedded database, 0 never */
+    DEMO: booleanString.optional(),
   })
   .superRefine((env, ctx) => {
     if (env.REQUEST_DEADLINE_MS <= env.SUMMARY_TIMEOUT_MS) {

@@ -1,6 +1,7 @@
 /**
  * `npm start`: opens the configured database (embedded by default), applies
- * migrations, loads the demo data into a new embedded database, and serves.
+ * pending migrations (src/db/migrate.ts), loads the demo data into a new
+ * embedded database when src/demo.ts says so, and serves.
  */
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -10,6 +11,7 @@ import { buildApp } from './app.js';
 import { hashSecret } from './auth/secrets.js';
 import { databaseTarget } from './db/adapter.js';
 import { openDatabase } from './db/client.js';
+import { shouldLoadDemo } from './demo.js';
 import { env } from './env.js';
 import { loadFixture } from './fixtures/load.js';
 import { createMetrics, startMetricsServer } from './http/metrics.js';
@@ -20,6 +22,7 @@ const demoFixture = join(dirname(fileURLToPath(import.meta.url)), '..', 'prisma'
 
 const target = databaseTarget(env.DATABASE_URL, env.DATA_DIR);
 const database = await openDatabase(target, { migrate: true, statementTimeoutMs: env.DB_STATEMENT_TIMEOUT_MS });
+console.log(`Migrations: ${database.migrationLog}`);
 const logger = pino({
   level: env.LOG_LEVEL,
   // Never log a key, session token or cookie.
@@ -38,9 +41,13 @@ interface DemoFixture {
   organizations: { api_keys?: { secret: string; scopes: string[]; sandbox?: boolean; revoked_at?: string | null }[] }[];
 }
 
-/** In embedded mode the demo data is loaded on first start and its agent key printed on every start. */
+/**
+ * When src/demo.ts allows it, the demo data is loaded on first start and its
+ * agent key printed on every start.
+ */
 async function demoKey(): Promise<string | null> {
-  if (target.kind !== 'embedded') return null;
+  if (!shouldLoadDemo({ databaseKind: target.kind, nodeEnv: env.NODE_ENV, host: env.HOST, demo: env.DEMO }))
+    return null;
   const fixture = JSON.parse(readFileSync(demoFixture, 'utf8')) as DemoFixture;
   if ((await database.prisma.organization.count()) === 0) await loadFixture(database.prisma, fixture);
   const secret = fixture.organizations[0]?.api_keys?.find(

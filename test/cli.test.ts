@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../src/cli-commands.js';
+import { buildTestInstance } from './helpers/app.js';
 import { createTestDatabase, type TestDatabase, usingPostgres } from './helpers/database.js';
 
 const projectRoot = fileURLToPath(new URL('..', import.meta.url));
@@ -217,6 +218,97 @@ describe('session:create', () => {
     expect(result.err.join('\n')).toContain(`user ${member.email} is not a member of organization globex`);
     expect(result.text).not.toContain('session=');
     expect(await db.prisma.session.count()).toBe(before);
+  });
+});
+
+describe('session:revoke', () => {
+  const acme = demo.organizations[0];
+  const owner = acme.users.find((user: { role: string }) => user.role === 'owner');
+
+  async function newSession(org = 'acme') {
+    const result = await run('session:create', '--user', owner.email, '--org', org);
+    expect(result.code, result.text).toBe(0);
+    return (result.out.find((line) => line.startsWith('session=')) ?? '').slice('session='.length);
+  }
+
+  /** the signed-in admin route, as a browser would call it */
+  async function listKeys(token: string) {
+    const app = await buildTestInstance(db);
+    try {
+      const response = await app.inject({
+        method: 'GET',
+        url: '/api/api-keys',
+        headers: { cookie: `session=${token}` },
+      });
+      return { status: response.statusCode, body: response.json() };
+    } finally {
+      await app.close();
+    }
+  }
+
+  it('revokes one session by its token: the next request gets the 401 of an unknown session', async () => {
+    const token = await newSession();
+    const other = await newSession();
+    expect((await listKeys(token)).status).toBe(200);
+
+    const result = await run('session:revoke', '--token', `session=${token}`);
+    expect(result.code, result.text).toBe(0);
+    expect(result.out).toEqual(['Revoked 1 session']);
+
+    const revoked = await listKeys(token);
+    const unknown = await listKeys('f'.repeat(48));
+    expect(revoked).toEqual({ status: 401, body: { error: 'Not signed in' } });
+    expect(revoked).toEqual(unknown);
+    // Only that one.
+    expect((await listKeys(other)).status).toBe(200);
+
+    const again = await run('session:revoke', '--token', token);
+    expect(again.code).toBe(1);
+    expect(again.err.join('\n')).toContain('no session with this token');
+  });
+
+  it("revokes all of a user's sessions in an organization, by email or id, and no other", async () => {
+    const globex = demo.organizations[1];
+    const inGlobex = globex.users.some((user: { email: string }) => user.email === owner.email);
+    const tokens = [await newSession(), await newSession('acme')];
+    const elsewhere = inGlobex ? await newSession('globex') : null;
+    const before = await db.prisma.session.count({ where: { userId: owner.id, orgId: acme.id } });
+    expect(before).toBeGreaterThanOrEqual(2);
+
+    const result = await run('session:revoke', '--user', owner.email, '--org', acme.id);
+    expect(result.code, result.text).toBe(0);
+    expect(result.out).toEqual([`Revoked ${before} sessions of ${owner.email} in organization acme`]);
+    for (const token of tokens) expect((await listKeys(token)).status).toBe(401);
+    expect(await db.prisma.session.count({ where: { userId: owner.id, orgId: acme.id } })).toBe(0);
+    if (elsewhere) expect(await db.prisma.session.count({ where: { tokenHash: sha256(elsewhere) } })).toBe(1);
+
+    const none = await run('session:revoke', '--user', owner.id, '--org', 'acme');
+    expect(none.code).toBe(0);
+    expect(none.out).toEqual([`Revoked 0 sessions of ${owner.email} in organization acme`]);
+  });
+
+  it('is a usage error without a selector or with both', async () => {
+    const cases: [string[], string][] = [
+      [[], 'give either --token, or --user with --org'],
+      [['--user', owner.email], '--org is required'],
+      [['--token', 'x', '--org', 'acme'], 'give either --token, or --user with --org'],
+    ];
+    for (const [argv, message] of cases) {
+      const result = await run('session:revoke', ...argv);
+      expect(result.code, argv.join(' ')).toBe(2);
+      expect(result.err.join('\n')).toContain(message);
+    }
+  });
+});
+
+describe('--org', () => {
+  it('a UUID-shaped value names an organization by id, anything else by slug', async () => {
+    const acme = demo.organizations[0];
+    expect((await run('keys:list', '--org', acme.id.toUpperCase())).code).toBe(0);
+    expect((await run('keys:list', '--org', 'acme')).code).toBe(0);
+    const unknown = await run('keys:list', '--org', '00000000-0000-4000-8000-000000000000');
+    expect(unknown.code).toBe(1);
+    expect(unknown.err.join('\n')).toContain('organization not found');
   });
 });
 

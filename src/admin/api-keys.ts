@@ -9,7 +9,7 @@ import { generateApiKey, hashSecret, keyPrefix } from '../auth/secrets.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { isUuid } from '../uuid.js';
 import { AdminError } from './admin-error.js';
-import { resolveOrganization } from './organization.js';
+import { type OrganizationSelector, resolveOrganization } from './organization.js';
 
 /** The scope pair of current keys; new keys get exactly this (contract, section on API keys). */
 export const CONTRACT_SCOPES: readonly string[] = ['canonical-metric-api:read', 'definition:read'];
@@ -27,8 +27,8 @@ export function newKeyScopes(requested: readonly string[] | undefined): string[]
 }
 
 export interface CreateApiKeyInput {
-  /** organization id or slug */
-  org: string;
+  /** `{ id }` from HTTP; an id or slug from the CLI (src/admin/organization.ts) */
+  org: OrganizationSelector;
   name: string;
   scopes?: readonly string[];
   sandbox?: boolean;
@@ -114,7 +114,7 @@ export interface ApiKeySummary {
  */
 export async function listApiKeys(
   prisma: PrismaClient,
-  input: { org: string; order?: 'oldest' | 'newest' },
+  input: { org: OrganizationSelector; order?: 'oldest' | 'newest' },
 ): Promise<ApiKeySummary[]> {
   const organization = await resolveOrganization(prisma, input.org);
   const direction = input.order === 'newest' ? 'desc' : 'asc';
@@ -152,7 +152,7 @@ export class ApiKeyNotFoundError extends AdminError {}
  */
 export async function revokeApiKey(
   prisma: PrismaClient,
-  input: { org: string; id: string; actorUserId?: string | null },
+  input: { org: OrganizationSelector; id: string; actorUserId?: string | null },
 ): Promise<RevokedApiKey> {
   const organization = await resolveOrganization(prisma, input.org);
   const notFound = new ApiKeyNotFoundError(`API key not found in organization ${organization.slug}: ${input.id}`);

@@ -6,15 +6,15 @@ import { generateSessionToken, hashSecret } from '../auth/secrets.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { isUuid } from '../uuid.js';
 import { AdminError } from './admin-error.js';
-import { resolveOrganization } from './organization.js';
+import { type OrganizationSelector, resolveOrganization } from './organization.js';
 
 export const DEFAULT_SESSION_TTL_HOURS = 24 * 30;
 
 export interface CreateSessionInput {
   /** user id or email */
   user: string;
-  /** organization id or slug: the session's active organization */
-  org: string;
+  /** the session's active organization: an id or slug (src/admin/organization.ts) */
+  org: OrganizationSelector;
   ttlHours?: number;
 }
 
@@ -65,4 +65,40 @@ export async function createSession(prisma: PrismaClient, input: CreateSessionIn
     role: membership.role,
     expiresAt: session.expiresAt,
   };
+}
+
+export type RevokeSessionsInput =
+  /** one session, by its token (as printed, with or without the `session=` prefix) */
+  | { token: string }
+  /** every session of a user whose active organization is this one */
+  | { user: string; org: OrganizationSelector };
+
+export interface RevokedSessions {
+  count: number;
+  /** for the message: the user's email and organization slug when revoked by user */
+  email?: string;
+  orgSlug?: string;
+}
+
+/**
+ * Revokes sessions by deleting them: a revoked token is then exactly an
+ * unknown one, the same 401 `Not signed in` on every instance at the next
+ * request (sessions are not cached). An unknown token is an AdminError.
+ */
+export async function revokeSessions(prisma: PrismaClient, input: RevokeSessionsInput): Promise<RevokedSessions> {
+  if ('token' in input) {
+    const token = input.token.trim().replace(/^session=/, '');
+    if (!token) throw new AdminError('a session token is required');
+    const { count } = await prisma.session.deleteMany({ where: { tokenHash: hashSecret(token) } });
+    if (count === 0) throw new AdminError('no session with this token (revoked already, or never issued)');
+    return { count };
+  }
+  const organization = await resolveOrganization(prisma, input.org);
+  const user = await prisma.user.findFirst({
+    where: isUuid(input.user) ? { id: input.user.toLowerCase() } : { email: input.user },
+    select: { id: true, email: true },
+  });
+  if (!user) throw new AdminError(`user not found: ${input.user}`);
+  const { count } = await prisma.session.deleteMany({ where: { userId: user.id, orgId: organization.id } });
+  return { count, email: user.email, orgSlug: organization.slug };
 }

@@ -112,7 +112,7 @@ export async function apiKeyRoutes(app: FastifyInstance, deps: ApiKeyRoutesDeps)
     const principal = principalOf(request);
     const body = parsed.data;
     const key = await createApiKey(prisma, {
-      org: principal.org.id,
+      org: { id: principal.org.id },
       name: body.name,
       scopes: body.scopes,
       sandbox: body.sandbox,
@@ -133,7 +133,7 @@ export async function apiKeyRoutes(app: FastifyInstance, deps: ApiKeyRoutesDeps)
   });
 
   app.get('/api/api-keys', async (request) => {
-    const keys = await listApiKeys(prisma, { org: principalOf(request).org.id, order: 'newest' });
+    const keys = await listApiKeys(prisma, { org: { id: principalOf(request).org.id }, order: 'newest' });
     return {
       data: keys.map((key) => ({
         id: key.id,
@@ -153,7 +153,11 @@ export async function apiKeyRoutes(app: FastifyInstance, deps: ApiKeyRoutesDeps)
     const { key_id: keyId } = request.params as { key_id: string };
     const principal = principalOf(request);
     try {
-      const revoked = await revokeApiKey(prisma, { org: principal.org.id, id: keyId, actorUserId: principal.userId });
+      const revoked = await revokeApiKey(prisma, {
+        org: { id: principal.org.id },
+        id: keyId,
+        actorUserId: principal.userId,
+      });
       return { data: { id: revoked.id, revoked_at: iso(revoked.revokedAt) } };
     } catch (error) {
       if (error instanceof ApiKeyNotFoundError) throw new HttpError(errors.apiKeyNotFound);

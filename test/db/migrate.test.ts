@@ -1,16 +1,19 @@
 /**
  * Migrations on a fresh database of each kind, through the commands a user
- * runs: `npm run db:migrate` (embedded, persisted under DATA_DIR) and
- * `prisma migrate deploy` (PostgreSQL).
+ * runs: `npm run db:migrate` (embedded, persisted under DATA_DIR; PostgreSQL)
+ * and `prisma migrate deploy` (PostgreSQL), which must agree on what is
+ * applied.
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openPGlite } from '../../src/db/adapter.js';
-import { migratePostgres, readMigrations } from '../../src/db/migrate.js';
+import { MIGRATION_LOCK_KEY, migratePostgres, migratePostgresInProcess, readMigrations } from '../../src/db/migrate.js';
+import { databaseUrlFor } from '../global-setup.js';
 import { createTestTarget, usingPostgres } from '../helpers/database.js';
 
 const run = promisify(execFile);
@@ -57,5 +60,50 @@ describe('migrations', () => {
       }
     },
     120_000,
+  );
+
+  it.skipIf(!usingPostgres)(
+    'the in-process migrator finds nothing pending on the CLI-migrated template, without taking the lock',
+    async () => {
+      const { target, drop } = await createTestTarget();
+      const holder = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
+      await holder.connect();
+      try {
+        if (target.kind !== 'postgres') throw new Error('expected PostgreSQL');
+        // Another session holds the migration lock: a migrator that needed it would wait here forever.
+        await holder.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+        expect(await migratePostgresInProcess(target.url)).toEqual({ applied: [], locked: false });
+      } finally {
+        await holder.end();
+        await drop();
+      }
+    },
+  );
+
+  it.skipIf(!usingPostgres)(
+    'npm run db:migrate on a new PostgreSQL database applies everything, and prisma migrate deploy agrees',
+    async () => {
+      const base = process.env.TEST_DATABASE_URL as string;
+      const name = `mg_migrate_${Date.now().toString(36)}`;
+      const admin = new pg.Client({ connectionString: base });
+      await admin.connect();
+      await admin.query(`CREATE DATABASE ${name}`);
+      const url = databaseUrlFor(base, name);
+      try {
+        const first = await migrateCommand({ DATABASE_URL: url });
+        expect(first.stdout).toContain(
+          `applied ${readMigrations()
+            .map((m) => m.name)
+            .join(', ')}`,
+        );
+        expect((await migrateCommand({ DATABASE_URL: url })).stdout).toContain('no pending migrations');
+        // Same bookkeeping and checksums as the CLI's own.
+        expect(await migratePostgres(url)).toContain('No pending migrations');
+      } finally {
+        await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+        await admin.end();
+      }
+    },
+    180_000,
   );
 });
