@@ -1,8 +1,25 @@
 /** The routes under load and one autocannon run against a base URL. */
 import autocannon from 'autocannon';
 
-export type RouteName = 'list' | 'search' | 'search-cold' | 'detail' | 'contract' | 'graphql';
-export const ALL_ROUTES: RouteName[] = ['list', 'search', 'search-cold', 'detail', 'contract', 'graphql'];
+export type RouteName =
+  | 'list'
+  | 'list-304'
+  | 'search'
+  | 'search-cold'
+  | 'detail'
+  | 'detail-304'
+  | 'contract'
+  | 'graphql';
+export const ALL_ROUTES: RouteName[] = [
+  'list',
+  'list-304',
+  'search',
+  'search-cold',
+  'detail',
+  'detail-304',
+  'contract',
+  'graphql',
+];
 /** Routes the floor serves too. */
 export const FLOOR_ROUTES: RouteName[] = ['list', 'search', 'search-cold', 'detail', 'contract'];
 
@@ -37,12 +54,42 @@ export interface RouteRequest {
   body?: string;
   /** the k-th path of the rotation */
   path(k: number): string;
+  /** extra headers of the k-th request */
+  headers?(k: number): Record<string, string>;
+  /** the status every request should get (default: any 2xx) */
+  expectStatus?: 304;
 }
+
+/**
+ * A route's rotation as conditional requests that all hit 304: each path with
+ * the ETag its 200 carried (read by {@link conditionalRoute} before the load;
+ * nothing changes the data during a bench).
+ */
+export async function conditionalRoute(base: string, plain: RouteRequest, apiKey: string): Promise<RouteRequest> {
+  const tags: string[] = [];
+  for (let k = 0; k < ROTATION; k++) {
+    const response = await fetch(base + plain.path(k), { headers: { authorization: `Bearer ${apiKey}` } });
+    await response.arrayBuffer();
+    const tag = response.headers.get('etag');
+    if (response.status !== 200 || !tag) throw new Error(`${plain.path(k)}: ${response.status}, no ETag`);
+    tags.push(tag);
+  }
+  return {
+    ...plain,
+    path: (k) => plain.path(k % ROTATION),
+    headers: (k) => ({ 'if-none-match': tags[k % ROTATION] ?? '' }),
+    expectStatus: 304,
+  };
+}
+
+/** Distinct requests of a conditional route's rotation. */
+const ROTATION = 20;
 
 export function routeRequest(route: RouteName, metricIds: string[]): RouteRequest {
   const id = (k: number) => metricIds[k % metricIds.length]!;
   switch (route) {
     case 'list':
+    case 'list-304':
       return { method: 'GET', path: (k) => `/api/v1/metrics?page=${1 + (k % 50)}` };
     case 'search':
       return {
@@ -56,6 +103,7 @@ export function routeRequest(route: RouteName, metricIds: string[]): RouteReques
           `/api/v1/metrics?q=${encodeURIComponent(`${COLD_TERMS[k % COLD_TERMS.length]} -zq${coldQueries++}`)}`,
       };
     case 'detail':
+    case 'detail-304':
       return { method: 'GET', path: (k) => `/api/v1/metrics/${id(k)}` };
     case 'contract':
       return { method: 'GET', path: (k) => `/api/v1/metrics/${id(k)}/contract` };
@@ -69,6 +117,7 @@ export interface LoadResult {
   p50: number;
   p99: number;
   requests: number;
+  /** responses of a status the route does not expect: non-2xx, or for a `-304` route anything but its 304 */
   non2xx: number;
   errors: number;
 }
@@ -93,16 +142,25 @@ export async function runLoad(
           ...(request.body ? { 'content-type': 'application/json' } : {}),
         },
         ...(request.body ? { body: request.body } : {}),
-        setupRequest: (req) => ({ ...req, path: request.path(k++) }),
+        setupRequest: (req) => {
+          const n = k++;
+          return {
+            ...req,
+            path: request.path(n),
+            ...(request.headers ? { headers: { ...req.headers, ...request.headers(n) } } : {}),
+          };
+        },
       },
     ],
   });
+  // A conditional route counts what was not its 304 (autocannon counts a 304 as non-2xx).
+  const unexpected = request.expectStatus === 304 ? result.non2xx - result['3xx'] + result['2xx'] : result.non2xx;
   return {
     rps: result.requests.average,
     p50: result.latency.p50,
     p99: result.latency.p99,
     requests: result.requests.total,
-    non2xx: result.non2xx,
+    non2xx: unexpected,
     errors: result.errors + result.timeouts,
   };
 }

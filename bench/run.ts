@@ -1,6 +1,7 @@
 /**
  * npm run bench -- [--metrics 10000] [--connections 32] [--duration 10] [--rounds 3]
- *                  [--routes list,search,search-cold,detail,contract,graphql] [--quick] [--keep] [--profile <route>]
+ *                  [--routes list,list-304,search,search-cold,detail,detail-304,contract,graphql] [--quick] [--keep]
+ *                  [--profile <route>]
  *
  * Builds the service (`npm run build`), creates bench_<timestamp> on BENCH_DATABASE_URL's server,
  * migrates and seeds it, starts the service (compiled, as in production: dist/server.js) and the
@@ -13,7 +14,16 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { migratePostgres } from '../src/db/migrate.js';
-import { ALL_ROUTES, FLOOR_ROUTES, type LoadResult, type RouteName, routeRequest, runLoad } from './load.js';
+import {
+  ALL_ROUTES,
+  conditionalRoute,
+  FLOOR_ROUTES,
+  type LoadResult,
+  type RouteName,
+  type RouteRequest,
+  routeRequest,
+  runLoad,
+} from './load.js';
 import { projectRoot, type Started, startNode, withPeakRss } from './processes.js';
 import { type ProfileSummary, summarizeProfile } from './profile.js';
 import { type SeedResult, seed } from './seed.js';
@@ -42,7 +52,14 @@ const redisUrl = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const publicAppUrl = 'http://localhost:3000';
 const warmup = args.quick ? 1 : 2;
 
-const STATEMENT_TARGETS: Partial<Record<RouteName, number>> = { list: 3, detail: 6, contract: 6, graphql: 8 };
+const STATEMENT_TARGETS: Partial<Record<RouteName, number>> = {
+  list: 3,
+  'list-304': 1,
+  detail: 6,
+  'detail-304': 2,
+  contract: 6,
+  graphql: 8,
+};
 const log = (message: string) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}`);
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -136,15 +153,23 @@ async function checkEquivalence(service: Started, floor: Started, data: SeedResu
 }
 
 /** Statements per request from Server-Timing (`desc="<n> queries"`), over the rotation. */
-async function statementCounts(service: Started, data: SeedResult): Promise<Partial<Record<RouteName, number[]>>> {
+async function statementCounts(
+  service: Started,
+  data: SeedResult,
+  requests: Map<RouteName, RouteRequest>,
+): Promise<Partial<Record<RouteName, number[]>>> {
   const counts: Partial<Record<RouteName, number[]>> = {};
   for (const route of routes) {
-    const request = routeRequest(route, data.metricIds);
+    const request = requests.get(route) ?? routeRequest(route, data.metricIds);
     const seen: number[] = [];
     for (let k = 0; k < 10; k++) {
       const response = await fetch(service.base + request.path(k), {
         method: request.method,
-        headers: { authorization: `Bearer ${data.apiKey}`, 'content-type': 'application/json' },
+        headers: {
+          authorization: `Bearer ${data.apiKey}`,
+          'content-type': 'application/json',
+          ...request.headers?.(k),
+        },
         ...(request.body ? { body: request.body } : {}),
       });
       await response.arrayBuffer();
@@ -206,8 +231,16 @@ async function main() {
         await new Promise((r) => setTimeout(r, 100));
       }
     };
+    // Conditional routes (`-304`): the rotation of the plain route with the tags its 200s carry. Every
+    // instance gives the same tags (same build, data and PUBLIC_APP_URL), so they serve the other runs too.
+    const requests = new Map<RouteName, RouteRequest>();
+    for (const route of routes) {
+      const plain = routeRequest(route, data.metricIds);
+      requests.set(route, route.endsWith('-304') ? await conditionalRoute(service.base, plain, data.apiKey) : plain);
+    }
     const load = async (target: Started, route: RouteName, seconds: number) => {
-      const result = await runLoad(target.base, routeRequest(route, data.metricIds), data.apiKey, {
+      const request = requests.get(route) ?? routeRequest(route, data.metricIds);
+      const result = await runLoad(target.base, request, data.apiKey, {
         connections,
         duration: seconds,
       });
@@ -273,7 +306,7 @@ async function main() {
       { readyPath: '/healthz', nodeArgs: SERVICE_NODE_ARGS },
     );
     running.push(timed);
-    const statements = await statementCounts(timed, data);
+    const statements = await statementCounts(timed, data, requests);
     await timed.stop();
 
     let profile: (ProfileSummary & { route: string; file: string }) | null = null;

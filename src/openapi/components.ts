@@ -8,6 +8,7 @@ import { AGENT_CONTRACT_SCOPES } from '../auth/scopes.js';
 import { type ErrorResponse, errors } from '../errors.js';
 import { createKeyBody } from '../http/admin-routes.js';
 import { MAX_FILTER_CHARACTERS, MAX_SEARCH_CHARACTERS, MAX_SEARCH_WORDS } from '../metric/input.js';
+import { CACHE_CONTROL, VARY } from '../rest/etag.js';
 import { DEGRADED_REASONS, LEGACY_STATUSES, LIFECYCLE_STATUSES, METRIC_SCOPES, responseSchemas } from './schemas.js';
 
 type Json = Record<string, unknown>;
@@ -80,6 +81,17 @@ export const headers = {
     type: 'string',
     enum: [...DEGRADED_REASONS],
   }),
+  ETag: header(
+    'A strong entity tag of this representation. Send it back in `If-None-Match`: while the body would be the ' +
+      'same, the answer is 304 Not Modified without a body. Opaque; the same on every instance.',
+    { type: 'string', pattern: '^"[A-Za-z0-9_-]+"$' },
+    '"3q8Zk1f0H2mXgY7cJ6bVnA5sLwR9tE4u"',
+  ),
+  'Cache-Control': header('A client or private cache may keep the response but must revalidate it.', {
+    type: 'string',
+    enum: [CACHE_CONTROL],
+  }),
+  Vary: header('The representation depends on the key and the sandbox header.', { type: 'string', enum: [VARY] }),
 };
 
 export const requestIdHeader = { 'X-Request-Id': ref('headers', 'X-Request-Id') };
@@ -89,6 +101,17 @@ export const rateLimitHeaders = {
   'RateLimit-Remaining': ref('headers', 'RateLimit-Remaining'),
   'RateLimit-Reset': ref('headers', 'RateLimit-Reset'),
 };
+/** Sent with every 200 and 304 of the read routes. */
+export const validatorHeaders = {
+  ETag: { ...ref('headers', 'ETag'), required: true },
+  'Cache-Control': { ...ref('headers', 'Cache-Control'), required: true },
+  Vary: { ...ref('headers', 'Vary'), required: true },
+};
+
+/** 304 of a read route: no body. */
+export function notModified(description: string, extraHeaders: Json = {}) {
+  return { description, headers: { ...rateLimitHeaders, ...validatorHeaders, ...extraHeaders } };
+}
 
 function errorExamples(...responses: ErrorResponse[]) {
   return Object.fromEntries(
@@ -156,6 +179,10 @@ export const responses = {
     errors.forbidden,
   ),
   InternalError: errorResponse('Unexpected failure; the cause is logged.', rateLimitHeaders, errors.internal),
+  NotModified: notModified(
+    'The representation is the one `If-None-Match` names: no body. Sent only after authentication, scope and ' +
+      'the rate limit (it spends the budget like a 200).',
+  ),
 };
 
 export const readErrors = {
@@ -192,6 +219,16 @@ export const parameters = {
     required: false,
     description: 'Required with value `sandbox` when the key is a sandbox key.',
     schema: { type: 'string', enum: ['sandbox'] },
+  },
+  ifNoneMatch: {
+    name: 'If-None-Match',
+    in: 'header',
+    required: false,
+    description:
+      'ETags of representations the client has (a list, `W/` allowed: weak comparison), or `*`. When one is the ' +
+      'current tag the answer is 304 Not Modified. A malformed value is ignored (200).',
+    schema: { type: 'string' },
+    example: '"3q8Zk1f0H2mXgY7cJ6bVnA5sLwR9tE4u"',
   },
 };
 
@@ -244,6 +281,7 @@ export const listParameters = [
     maxLength: MAX_FILTER_CHARACTERS,
   }),
   ref('parameters', 'serviceEnv'),
+  ref('parameters', 'ifNoneMatch'),
 ];
 
 export const bearer = [{ bearerAuth: [] }];

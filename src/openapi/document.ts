@@ -14,6 +14,7 @@ import {
   headers,
   json,
   listParameters,
+  notModified,
   parameters,
   queryParameter,
   rateLimitHeaders,
@@ -23,6 +24,7 @@ import {
   responses,
   schemaRef,
   session,
+  validatorHeaders,
 } from './components.js';
 import {
   contractExample,
@@ -51,6 +53,9 @@ export interface OpenApiDocument {
   [member: string]: unknown;
 }
 
+/** Headers of a read route's 200: the rate limit, the request id and the validators. */
+const readHeaders = { ...rateLimitHeaders, ...validatorHeaders };
+
 function buildPaths() {
   const ok = (description: string, schema: Json, example: unknown, responseHeaders: Json = rateLimitHeaders) => ({
     description,
@@ -67,7 +72,8 @@ function buildPaths() {
         security: bearer,
         parameters: listParameters,
         responses: {
-          '200': ok('A page of metrics.', schemaRef('MetricList'), listExample),
+          '200': ok('A page of metrics.', schemaRef('MetricList'), listExample, readHeaders),
+          '304': ref('responses', 'NotModified'),
           '400': ref('responses', 'InputTooLong'),
           ...readErrors,
           '500': ref('responses', 'FetchFailed'),
@@ -81,9 +87,15 @@ function buildPaths() {
         summary: 'Metric detail',
         description: 'Scope `metrics:read` (or an Agent Contract key).',
         security: bearer,
-        parameters: [ref('parameters', 'metricId'), ref('parameters', 'serviceEnv')],
+        parameters: [ref('parameters', 'metricId'), ref('parameters', 'serviceEnv'), ref('parameters', 'ifNoneMatch')],
         responses: {
-          '200': ok('The metric and its governance context.', schemaRef('MetricDetailResponse'), detailExample),
+          '200': ok(
+            'The metric and its governance context.',
+            schemaRef('MetricDetailResponse'),
+            detailExample,
+            readHeaders,
+          ),
+          '304': ref('responses', 'NotModified'),
           '400': ref('responses', 'InvalidMetricId'),
           ...readErrors,
           '404': ref('responses', 'MetricNotFound'),
@@ -107,12 +119,13 @@ function buildPaths() {
             enum: ['true'],
           }),
           ref('parameters', 'serviceEnv'),
+          ref('parameters', 'ifNoneMatch'),
         ],
         responses: {
           '200': {
             description: 'The agent contract.',
             headers: {
-              ...rateLimitHeaders,
+              ...readHeaders,
               'X-Discussion-Summary-Charged': ref('headers', 'X-Discussion-Summary-Charged'),
               'X-Discussion-Summary': ref('headers', 'X-Discussion-Summary'),
             },
@@ -121,6 +134,15 @@ function buildPaths() {
               withSummary: { summary: 'summary=true', value: contractWithSummaryExample },
             }),
           },
+          '304': notModified(
+            'The contract is the one `If-None-Match` names: no body. With summary=true only when the summary would ' +
+              'come from the cache (or there is no discussion): nothing is generated or billed, and ' +
+              '`X-Discussion-Summary-Charged` is 0.',
+            {
+              'X-Discussion-Summary-Charged': ref('headers', 'X-Discussion-Summary-Charged'),
+              'X-Discussion-Summary': ref('headers', 'X-Discussion-Summary'),
+            },
+          ),
           '400': ref('responses', 'InvalidMetricId'),
           ...readErrors,
           '404': ref('responses', 'MetricNotFound'),

@@ -1,17 +1,22 @@
 /**
  * The public REST routes of /api/v1. Each authenticates, validates its own
  * input and runs one named GraphQL operation; no route reads the database by
- * itself.
+ * itself. Each answers a conditional GET (src/rest/etag.ts): the tag is
+ * decided before the body is read, from the key lookup and at most one small
+ * statement, so that a 304 costs no more.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { createContext, type ServiceConfig } from '../context.js';
 import { errors, HttpError } from '../errors.js';
 import { type AccessDeps, admitApiKey } from '../http/request-auth.js';
 import { checkFilterValues, checkSearchText } from '../metric/input.js';
-import { pageParameter } from '../metric/list.js';
+import { effectiveFilter, pageParameter } from '../metric/list.js';
+import { type MetricState, readMetricState } from '../metric/state.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../schema/metric-query.js';
+import { summaryGeneratorName } from '../summaries/service.js';
 import { isUuid } from '../uuid.js';
-import { contractEnvelope, detailEnvelope, listEnvelope } from './envelopes.js';
+import { contractEnvelope, detailEnvelope, listEnvelope, type SummaryHeaders } from './envelopes.js';
+import { entityTag, noneMatchFails, releaseId, sendNotModified, setValidators } from './etag.js';
 import { ListMetricsDocument, MetricContractDocument, MetricDetailDocument, runOperation } from './execute.js';
 
 /** Largest page number accepted; beyond the data it is just an empty page. */
@@ -32,6 +37,8 @@ export interface RestDeps {
 
 export async function restRoutes(app: FastifyInstance, deps: RestDeps) {
   const { access, config } = deps;
+  // Hashes the build once now (tens of milliseconds) rather than in the first request.
+  releaseId();
 
   function metricId(request: FastifyRequest): string {
     const { id } = request.params as { id: string };
@@ -50,14 +57,20 @@ export async function restRoutes(app: FastifyInstance, deps: RestDeps) {
     const principal = await admitApiKey(access, request, reply, 'metrics:read');
     const query = request.query as Query;
     const search = param(query, 'q');
-    const filter = {
-      lifecycleStatus: param(query, 'lifecycle_status') ?? null,
-      status: param(query, 'status') ?? null,
-      policyTier: param(query, 'policy_tier') ?? null,
-      scope: param(query, 'scope') ?? null,
-      type: param(query, 'type') ?? null,
+    const variables = {
+      page: pageParameter(param(query, 'page'), 1, MAX_PAGE),
+      pageSize: pageParameter(param(query, 'pageSize'), DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE),
+      filter: {
+        lifecycleStatus: param(query, 'lifecycle_status') ?? null,
+        status: param(query, 'status') ?? null,
+        policyTier: param(query, 'policy_tier') ?? null,
+        scope: param(query, 'scope') ?? null,
+        type: param(query, 'type') ?? null,
+      },
+      search: search?.trim() ? search : null,
     };
     // Bounded input (src/metric/input.ts), named as the client sent it: 400, never cut short.
+    const { filter } = variables;
     const invalid =
       checkSearchText('q', search) ??
       checkFilterValues({
@@ -68,24 +81,50 @@ export async function restRoutes(app: FastifyInstance, deps: RestDeps) {
         type: filter.type,
       });
     if (invalid) throw new HttpError(invalid);
+    // A page is made of the organization's metrics only: metrics_version (read with the key) covers them.
+    const { org } = principal;
+    const tag = entityTag([
+      'list',
+      org.id,
+      org.metricsVersion,
+      variables.page,
+      variables.pageSize,
+      effectiveFilter(variables.filter),
+      variables.search,
+    ]);
+    if (noneMatchFails(request, tag)) return sendNotModified(reply, tag);
     const result = await runOperation(
       ListMetricsDocument,
-      {
-        page: pageParameter(param(query, 'page'), 1, MAX_PAGE),
-        pageSize: pageParameter(param(query, 'pageSize'), DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE),
-        filter,
-        search: search?.trim() ? search : null,
-      },
+      variables,
       createContext(access, principal, config, access.metrics),
     );
     failIfErrors(request, result, true);
     if (!result.data) throw new HttpError(errors.fetchFailed);
+    setValidators(reply, tag);
     return listEnvelope(result.data.metrics);
   });
+
+  /**
+   * The metric's version (and discussion state), read before its body: a
+   * change in between makes the tag older than the body, which costs the
+   * client one more 200, never a stale 304. null when there is no such metric
+   * or the read failed (then no 304; the route reads and answers as usual).
+   */
+  async function metricState(request: FastifyRequest, orgId: string, id: string, summaryGenerator: string | null) {
+    return readMetricState(access.sql, orgId, id, summaryGenerator).catch((error: unknown): MetricState | null => {
+      request.log.warn({ err: error }, 'could not read the metric version');
+      return null;
+    });
+  }
 
   app.get('/api/v1/metrics/:id', async (request, reply) => {
     const principal = await admitApiKey(access, request, reply, 'metrics:read');
     const id = metricId(request);
+    const { org } = principal;
+    const state = await metricState(request, org.id, id, null);
+    // The body shows the organization's fiscal month besides the metric and what its version covers.
+    const tag = entityTag(['detail', org.id, org.fiscalCalendarStartMonth, id, state?.version ?? 'unversioned']);
+    if (state && noneMatchFails(request, tag)) return sendNotModified(reply, tag);
     const result = await runOperation(
       MetricDetailDocument,
       { id },
@@ -93,6 +132,7 @@ export async function restRoutes(app: FastifyInstance, deps: RestDeps) {
     );
     failIfErrors(request, result, true);
     if (!result.data?.metric) throw new HttpError(errors.metricNotFound);
+    setValidators(reply, tag);
     return detailEnvelope(result.data.metric);
   });
 
@@ -101,6 +141,20 @@ export async function restRoutes(app: FastifyInstance, deps: RestDeps) {
     const id = metricId(request);
     // Only the exact value `true` asks for the discussion summary (which may bill the organization).
     const summary = param(request.query as Query, 'summary') === 'true';
+    const { org } = principal;
+    const generator = summary ? summaryGeneratorName(config.summaries) : null;
+    const state = await metricState(request, org.id, id, generator);
+    // canonical_url shows PUBLIC_APP_URL and the organization's slug.
+    const tagOf = (summaryPart: string) =>
+      entityTag(['contract', org.id, org.slug, config.publicAppUrl, id, state?.version ?? 'unversioned', summaryPart]);
+    const current = state && currentSummaryPart(generator, state);
+    if (current !== null && noneMatchFails(request, tagOf(current))) {
+      // Only a summary the cache (or the lack of any discussion) answers is a 304: nothing generated or billed.
+      return sendNotModified(reply, tagOf(current), {
+        ...(generator ? { 'X-Discussion-Summary-Charged': '0' } : {}),
+        ...(current === 'no_discussion' ? { 'X-Discussion-Summary': 'no_discussion' } : {}),
+      });
+    }
     const result = await runOperation(
       MetricContractDocument,
       { id, summary },
@@ -112,6 +166,45 @@ export async function restRoutes(app: FastifyInstance, deps: RestDeps) {
     if (!result.data?.metric) throw new HttpError(errors.metricNotFound);
     const { body, headers } = contractEnvelope(result.data.metric);
     if (headers) reply.headers(headers);
+    setValidators(reply, tagOf(servedSummaryPart(generator, state, result.errors.length > 0, body, headers)));
     return body;
   });
+}
+
+/**
+ * The part of a contract's tag that a conditional request can match: `none`
+ * without summary; with it, `no_discussion`, or `cached:<fingerprint>` when
+ * the cache holds the summary of the current discussion; null (no 304) when
+ * answering would generate one.
+ */
+function currentSummaryPart(generator: string | null, state: MetricState): string | null {
+  if (generator === null) return 'none';
+  const discussion = state.discussion;
+  if (!discussion) return null;
+  if (discussion.messageCount === 0) return 'no_discussion';
+  return discussion.cached ? `cached:${discussion.fingerprint}` : null;
+}
+
+/**
+ * The same part for a 200, from what was served. A body with a degraded
+ * supporting read, a summary just generated (`cache_hit` false, `charged`
+ * as it was) or a degraded summary gets a part no conditional request
+ * matches: its next request gets a 200, the cached summary and a tag that
+ * matches from then on.
+ */
+function servedSummaryPart(
+  generator: string | null,
+  state: MetricState | null,
+  degraded: boolean,
+  body: unknown,
+  headers: SummaryHeaders | null,
+): string {
+  if (degraded) return 'partial';
+  if (generator === null) return 'none';
+  const served = (body as { data: { discussion_summary_meta?: { cache_hit: boolean; charged: boolean } } }).data
+    .discussion_summary_meta;
+  const fingerprint = state?.discussion?.fingerprint;
+  if (served?.cache_hit && fingerprint) return `cached:${fingerprint}`;
+  if (headers?.['X-Discussion-Summary'] === 'no_discussion') return 'no_discussion';
+  return `served:${JSON.stringify(served)}:${headers?.['X-Discussion-Summary'] ?? ''}`;
 }

@@ -12,7 +12,7 @@
  * fingerprint; a deleted message leaves the set. Not covered: authors'
  * display names and the metric's name (a rename does not regenerate).
  */
-import type { Prisma } from '../generated/prisma/client.js';
+import { Prisma } from '../generated/prisma/client.js';
 
 /** Bump when the recipe changes so that old cache rows stop matching. */
 const FINGERPRINT_VERSION = 'discussion-fingerprint:v1';
@@ -33,12 +33,15 @@ interface StateRow {
 
 type Queryable = Pick<Prisma.TransactionClient, '$queryRaw'>;
 
-export async function readDiscussionState(
-  db: Queryable,
-  input: { orgId: string; metricId: string; generatorName: string },
-): Promise<DiscussionState> {
+/**
+ * One row: `message_count`, `fingerprint` and the cached `summary` of the
+ * organization for this state (null when there is none). Also read, with the
+ * metric's version, to decide a conditional GET of `summary=true`
+ * (src/metric/state.ts).
+ */
+export function discussionStateSql(input: { orgId: string; metricId: string; generatorName: string }): Prisma.Sql {
   const { orgId, metricId, generatorName } = input;
-  const rows = await db.$queryRaw<StateRow[]>`
+  return Prisma.sql`
     WITH threads AS (
       SELECT string_agg(concat_ws('|', t.id::text, t.intent, t.resolution_status::text, md5(t.title)), E'\n'
                         ORDER BY t.id) AS digest
@@ -61,6 +64,14 @@ export async function readDiscussionState(
     FROM state s
     LEFT JOIN discussion_summary ds
       ON ds.org_id = ${orgId}::uuid AND ds.metric_id = ${metricId}::uuid AND ds.fingerprint = s.fingerprint`;
+}
+
+export async function readDiscussionState(
+  db: Queryable,
+  input: { orgId: string; metricId: string; generatorName: string },
+): Promise<DiscussionState> {
+  const { metricId } = input;
+  const rows = await db.$queryRaw<StateRow[]>(discussionStateSql(input));
   const row = rows[0];
   if (!row) throw new Error(`no discussion state for metric ${metricId}`);
   return { fingerprint: row.fingerprint, messageCount: row.message_count, cachedSummary: row.summary };

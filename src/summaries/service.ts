@@ -88,6 +88,11 @@ function runtimeFor(config: SummaryConfig): SummaryRuntime {
   return runtime;
 }
 
+/** The generator's name (provider and model) under this configuration: part of the discussion fingerprint. */
+export function summaryGeneratorName(config: SummaryConfig): string {
+  return runtimeFor(config).generator.name;
+}
+
 const degraded = (reason: DegradedReason): SummaryOutcome => ({
   text: null,
   cacheHit: false,

@@ -106,6 +106,7 @@ describe('the document', () => {
       'scope',
       'type',
       'X-Service-Env',
+      'If-None-Match',
     ]);
   });
 
@@ -219,6 +220,26 @@ describe('read routes conform', () => {
       headers: bearer(sandboxKey.secret, { 'x-service-env': 'sandbox' }),
     });
     expect(sandboxed.statusCode).toBe(200);
+  });
+
+  it('304 Not Modified of list, search, detail and contract (with and without summary)', async () => {
+    for (const [template, url] of [
+      [LIST, LIST],
+      [LIST, `${LIST}?q=revnue&pageSize=1`],
+      [DETAIL, `/api/v1/metrics/${revenue.id}`],
+      [CONTRACT, `/api/v1/metrics/${revenue.id}/contract`],
+      [CONTRACT, `/api/v1/metrics/${revenue.id}/contract?summary=true`],
+      [CONTRACT, `/api/v1/metrics/${quiet.id}/contract?summary=true`],
+    ] as const) {
+      // The first answer of a summary may be generated; the cached one is what a 304 confirms.
+      await call('GET', url, { headers: bearer(key.secret) });
+      const first = await expectRoute('GET', template, url, { headers: bearer(key.secret) });
+      expect(first.statusCode).toBe(200);
+      const tag = String(first.headers.etag);
+      const res = await expectRoute('GET', template, url, { headers: bearer(key.secret, { 'if-none-match': tag }) });
+      expect(res.statusCode, url).toBe(304);
+      expect(res.headers.etag).toBe(tag);
+    }
   });
 
   it('list: 401, 403 and 429 with Retry-After', async () => {

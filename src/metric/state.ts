@@ -1,0 +1,65 @@
+/**
+ * What a conditional GET of a metric's detail or contract compares: the
+ * metric's version (`metric_etag`, bumped by triggers in the same transaction
+ * as every change that alters either body; see
+ * prisma/migrations/20261124000200_metric_etag_versions) and, for
+ * `summary=true`, the state of its discussion summary. One statement, by
+ * primary keys; never the metric's own read.
+ */
+import type { SqlReader } from '../db/sql.js';
+import { Prisma } from '../generated/prisma/client.js';
+import { discussionStateSql } from '../summaries/fingerprint.js';
+
+export interface DiscussionSummaryState {
+  fingerprint: string;
+  /** non-deleted messages; 0: the summary is `no_discussion` */
+  messageCount: number;
+  /** a summary of this state is cached for the organization */
+  cached: boolean;
+}
+
+export interface MetricState {
+  version: string;
+  /** only when asked for (`summary=true`) */
+  discussion: DiscussionSummaryState | null;
+}
+
+interface StateRow {
+  version: string;
+  message_count?: number;
+  fingerprint?: string;
+  cached?: boolean;
+}
+
+/**
+ * The state of a metric of the organization; null when there is none (the
+ * route answers 404 as usual). With `summaryGenerator`, also the discussion's
+ * fingerprint under that generator and whether its summary is cached.
+ */
+export async function readMetricState(
+  sql: SqlReader,
+  orgId: string,
+  metricId: string,
+  summaryGenerator: string | null,
+): Promise<MetricState | null> {
+  const discussion =
+    summaryGenerator === null
+      ? Prisma.empty
+      : Prisma.sql`, d.message_count, d.fingerprint, d.summary IS NOT NULL AS cached`;
+  const join =
+    summaryGenerator === null
+      ? Prisma.empty
+      : Prisma.sql`CROSS JOIN LATERAL (${discussionStateSql({ orgId, metricId, generatorName: summaryGenerator })}) d`;
+  const [row] = await sql.query<StateRow>(Prisma.sql`
+    SELECT e.version::text AS version ${discussion}
+    FROM metric m JOIN metric_etag e ON e.metric_id = m.id ${join}
+    WHERE m.id = ${metricId}::uuid AND m.org_id = ${orgId}::uuid`);
+  if (!row) return null;
+  return {
+    version: row.version,
+    discussion:
+      row.fingerprint === undefined
+        ? null
+        : { fingerprint: row.fingerprint, messageCount: row.message_count ?? 0, cached: row.cached === true },
+  };
+}
