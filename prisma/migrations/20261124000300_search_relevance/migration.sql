@@ -69,23 +69,39 @@ ALTER TABLE "metric_search"
   ADD COLUMN "forms" TEXT[] NOT NULL DEFAULT ARRAY[]::TEXT[],
   ADD COLUMN "parent_id" UUID;
 
+-- One statement a write: each metric's name words and acronyms are derived
+-- once, for its search row and its words. A new metric has no relationships
+-- yet (they refer to it), and a changed one keeps them: `parent_id` is left to
+-- the relationship triggers.
 CREATE OR REPLACE FUNCTION "index_metric_search"() RETURNS trigger LANGUAGE plpgsql AS E'
 BEGIN
-  INSERT INTO "metric_search" ("id", "org_id", "name", "lifecycle_status", "policy_tier", "scope", "metric_type",
-    "search_vector", "name_vector", "forms", "parent_id")
-  SELECT n."id", n."org_id", n."name", n."lifecycle_status", n."policy_tier", n."scope", n."metric_type",
-    metric_search_document(n."name", n."key", n."aliases", n."concept_name", n."tags", n."description"),
-    to_tsvector(''english''::regconfig, metric_name_text(n."name", n."key", n."aliases")),
-    metric_forms(n."name", n."key", n."aliases"), metric_parent(n."id")
-  FROM "new_rows" n
-  ON CONFLICT ("id") DO UPDATE SET "org_id" = EXCLUDED."org_id", "name" = EXCLUDED."name",
-    "lifecycle_status" = EXCLUDED."lifecycle_status", "policy_tier" = EXCLUDED."policy_tier",
-    "scope" = EXCLUDED."scope", "metric_type" = EXCLUDED."metric_type", "search_vector" = EXCLUDED."search_vector",
-    "name_vector" = EXCLUDED."name_vector", "forms" = EXCLUDED."forms", "parent_id" = EXCLUDED."parent_id"\073
+  WITH doc AS MATERIALIZED (
+    SELECT n."id", n."org_id", n."name", n."key", n."aliases", n."lifecycle_status", n."policy_tier", n."scope",
+      n."metric_type", n."concept_name", n."tags", n."description", a.acronyms,
+      concat_ws('' '', search_split(n."name"), search_compounds(n."name"), search_split(n."key"),
+        search_split(array_to_string(n."aliases", '' '')), search_compounds(array_to_string(n."aliases", '' '')),
+        a.acronyms) AS name_text
+    FROM "new_rows" n CROSS JOIN LATERAL (SELECT name_acronyms(n."name") AS acronyms) a),
+  indexed AS (
+    INSERT INTO "metric_search" ("id", "org_id", "name", "lifecycle_status", "policy_tier", "scope", "metric_type",
+      "search_vector", "name_vector", "forms")
+    SELECT d."id", d."org_id", d."name", d."lifecycle_status", d."policy_tier", d."scope", d."metric_type",
+      setweight(to_tsvector(''english''::regconfig, d.name_text), ''A'') ||
+      setweight(to_tsvector(''english''::regconfig, search_split(d."concept_name") || '' '' || search_split(array_to_string(d."tags", '' ''))), ''B'') ||
+      setweight(to_tsvector(''english''::regconfig, search_split(d."description") || '' '' || search_compounds(d."description")), ''C''),
+      to_tsvector(''english''::regconfig, d.name_text),
+      ARRAY[search_compact(d."name"), search_compact(d."key")]
+        || coalesce((SELECT array_agg(search_compact(x)) FROM unnest(d."aliases") AS x), ARRAY[]::text[])
+        || coalesce(string_to_array(nullif(d.acronyms, ''''), '' ''), ARRAY[]::text[])
+    FROM doc d
+    ON CONFLICT ("id") DO UPDATE SET "org_id" = EXCLUDED."org_id", "name" = EXCLUDED."name",
+      "lifecycle_status" = EXCLUDED."lifecycle_status", "policy_tier" = EXCLUDED."policy_tier",
+      "scope" = EXCLUDED."scope", "metric_type" = EXCLUDED."metric_type", "search_vector" = EXCLUDED."search_vector",
+      "name_vector" = EXCLUDED."name_vector", "forms" = EXCLUDED."forms")
   INSERT INTO "search_term" ("org_id", "term")
-  SELECT DISTINCT n."org_id", t.term
-  FROM "new_rows" n CROSS JOIN LATERAL search_terms(
-    metric_name_text(n."name", n."key", n."aliases") || '' '' || search_split(n."concept_name") || '' '' || search_split(array_to_string(n."tags", '' ''))) AS t(term)
+  SELECT DISTINCT d."org_id", t.term
+  FROM doc d CROSS JOIN LATERAL search_terms(
+    d.name_text || '' '' || search_split(d."concept_name") || '' '' || search_split(array_to_string(d."tags", '' ''))) AS t(term)
   ON CONFLICT DO NOTHING\073
   RETURN NULL\073
 END';
