@@ -9,6 +9,7 @@
 import type { SqlReader } from '../db/sql.js';
 import { Prisma } from '../generated/prisma/client.js';
 import { discussionStateSql } from '../summaries/fingerprint.js';
+import { type TrustFacts, trustPart } from './trust.js';
 
 export interface DiscussionSummaryState {
   fingerprint: string;
@@ -22,9 +23,15 @@ export interface MetricState {
   version: string;
   /** only when asked for (`summary=true`) */
   discussion: DiscussionSummaryState | null;
+  /**
+   * only when asked for (the contract): the facts of its trust verdict, which
+   * also depend on other metrics (the end of a supersession chain) and on the
+   * time (a validation going stale), so no version of this metric covers them
+   */
+  trust: TrustFacts | null;
 }
 
-interface StateRow {
+interface StateRow extends Record<string, unknown> {
   version: string;
   message_count?: number;
   fingerprint?: string;
@@ -41,6 +48,7 @@ export async function readMetricState(
   orgId: string,
   metricId: string,
   summaryGenerator: string | null,
+  withTrust = false,
 ): Promise<MetricState | null> {
   const discussion =
     summaryGenerator === null
@@ -50,9 +58,11 @@ export async function readMetricState(
     summaryGenerator === null
       ? Prisma.empty
       : Prisma.sql`CROSS JOIN LATERAL (${discussionStateSql({ orgId, metricId, generatorName: summaryGenerator })}) d`;
+  const trustColumns = withTrust ? Prisma.sql`, ${trustPart.columns}` : Prisma.empty;
+  const trustJoins = withTrust ? trustPart.joins : Prisma.empty;
   const [row] = await sql.query<StateRow>(Prisma.sql`
-    SELECT e.version::text AS version ${discussion}
-    FROM metric m JOIN metric_etag e ON e.metric_id = m.id ${join}
+    SELECT e.version::text AS version ${discussion} ${trustColumns}
+    FROM metric m JOIN metric_etag e ON e.metric_id = m.id ${join} ${trustJoins}
     WHERE m.id = ${metricId}::uuid AND m.org_id = ${orgId}::uuid`);
   if (!row) return null;
   return {
@@ -61,5 +71,6 @@ export async function readMetricState(
       row.fingerprint === undefined
         ? null
         : { fingerprint: row.fingerprint, messageCount: row.message_count ?? 0, cached: row.cached === true },
+    trust: withTrust ? trustPart.read(row) : null,
   };
 }

@@ -12,6 +12,7 @@ import { type AccessDeps, admitApiKey } from '../http/request-auth.js';
 import { checkFilterValues, checkSearchText } from '../metric/input.js';
 import { effectiveFilter, pageParameter } from '../metric/list.js';
 import { type MetricState, readMetricState } from '../metric/state.js';
+import { trustVerdict } from '../metric/trust.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../schema/metric-query.js';
 import { summaryGeneratorName } from '../summaries/service.js';
 import { isUuid } from '../uuid.js';
@@ -110,8 +111,14 @@ export async function restRoutes(app: FastifyInstance, deps: RestDeps) {
    * client one more 200, never a stale 304. null when there is no such metric
    * or the read failed (then no 304; the route reads and answers as usual).
    */
-  async function metricState(request: FastifyRequest, orgId: string, id: string, summaryGenerator: string | null) {
-    return readMetricState(access.sql, orgId, id, summaryGenerator).catch((error: unknown): MetricState | null => {
+  async function metricState(
+    request: FastifyRequest,
+    orgId: string,
+    id: string,
+    summaryGenerator: string | null,
+    withTrust = false,
+  ) {
+    return readMetricState(access.sql, orgId, id, summaryGenerator, withTrust).catch((error: unknown): MetricState | null => {
       request.log.warn({ err: error }, 'could not read the metric version');
       return null;
     });
@@ -143,10 +150,21 @@ export async function restRoutes(app: FastifyInstance, deps: RestDeps) {
     const summary = param(request.query as Query, 'summary') === 'true';
     const { org } = principal;
     const generator = summary ? summaryGeneratorName(config.summaries) : null;
-    const state = await metricState(request, org.id, id, generator);
-    // canonical_url shows PUBLIC_APP_URL and the organization's slug.
+    const state = await metricState(request, org.id, id, generator, true);
+    // canonical_url shows PUBLIC_APP_URL and the organization's slug; `trust` depends on other
+    // metrics and on the time, so the tag carries the verdict as it stands now.
+    const trust = state?.trust ? trustVerdict(state.trust, config.trust, new Date()) : null;
     const tagOf = (summaryPart: string) =>
-      entityTag(['contract', org.id, org.slug, config.publicAppUrl, id, state?.version ?? 'unversioned', summaryPart]);
+      entityTag([
+        'contract',
+        org.id,
+        org.slug,
+        config.publicAppUrl,
+        id,
+        state?.version ?? 'unversioned',
+        trust,
+        summaryPart,
+      ]);
     const current = state && currentSummaryPart(generator, state);
     if (current !== null && noneMatchFails(request, tagOf(current))) {
       // Only a summary the cache (or the lack of any discussion) answers is a 304: nothing generated or billed.

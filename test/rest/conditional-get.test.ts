@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { newKeySecret, registry } from '../fixtures/registry.js';
 import { buildTestInstance, startTestApp, type TestApp } from '../helpers/app.js';
 import { insertMetricBeside } from '../helpers/metric-sql.js';
@@ -37,6 +37,13 @@ const pinned = acme.message(objection, {
   pinned_at: '2026-03-01T00:00:00Z',
 });
 const plain = acme.message(objection, { body: 'Agreed.' });
+// The trust verdict of a contract depends on other metrics and on the time.
+const legacy = acme.metric({ name: 'Legacy Margin', key: 'legacy_margin', lifecycle_status: 'APPROVED' });
+const margin = acme.metric({ name: 'Margin', key: 'margin', lifecycle_status: 'APPROVED' });
+acme.relate(margin, 'supersedes', legacy);
+const DAY_MS = 24 * 60 * 60 * 1000;
+const fresh = acme.metric({ name: 'Fresh Margin', key: 'fresh_margin', lifecycle_status: 'APPROVED' });
+acme.validation(fresh, { ran_at: new Date(Date.now() - 29 * DAY_MS).toISOString() });
 const key = acme.key();
 const limitedKey = acme.key({ rate_limit_per_minute: 2 });
 const sandboxKey = acme.key({ sandbox: true });
@@ -568,5 +575,43 @@ describe('the tag follows every change made behind the service’s back', () => 
     await sql`DELETE FROM metric WHERE id = ${focus.id}::uuid`;
     expectError(await get(DETAIL, tag), 404, { error: 'Metric not found' });
     expectError(await get(CONTRACT, '*'), 404, { error: 'Metric not found' });
+  });
+});
+
+describe('the contract’s trust verdict, which no version of the metric covers', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('a metric superseding the end of its supersession chain changes the tag of the chain’s start', async () => {
+    const url = `/api/v1/metrics/${legacy.id}/contract`;
+    const before = await settled(url);
+    expect(before.res.json().data.trust).toEqual({
+      verdict: 'do_not_use',
+      reasons: ['superseded'],
+      preferred_metric_id: margin.id,
+    });
+    const successor = await insertMetricBeside(t.database.prisma, margin.id, { key: 'margin_v3', name: 'Margin v3' });
+    await sql`INSERT INTO metric_relationship (id, metric_id, target_metric_id, kind)
+              VALUES (${randomUUID()}::uuid, ${successor}::uuid, ${margin.id}::uuid, 'supersedes')`;
+    const res = await get(url, before.tag);
+    expect(expectTagged(res)).not.toBe(before.tag);
+    expect(res.json().data.trust.preferred_metric_id).toBe(successor);
+  });
+
+  it('a validation going stale with time changes the tag', async () => {
+    const url = `/api/v1/metrics/${fresh.id}/contract`;
+    const before = await settled(url);
+    expect(before.res.json().data.trust).toEqual({ verdict: 'use', reasons: [], preferred_metric_id: null });
+    expectNotModified(await get(url, before.tag), before.tag);
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(Date.now() + 2 * DAY_MS);
+    const res = await get(url, before.tag);
+    expect(expectTagged(res)).not.toBe(before.tag);
+    expect(res.json().data.trust).toEqual({
+      verdict: 'use_with_caution',
+      reasons: ['stale_validation'],
+      preferred_metric_id: null,
+    });
   });
 });
