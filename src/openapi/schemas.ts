@@ -210,7 +210,7 @@ export const Trust = z
     verdict: z.enum(TRUST_VERDICTS),
     reasons: z
       .array(z.enum(TRUST_REASONS))
-      .describe('the codes that decided the verdict, in this order: ' + TRUST_REASONS.join(', ')),
+      .describe(`the codes that decided the verdict, in this order: ${TRUST_REASONS.join(', ')}`),
     preferred_metric_id: uuid()
       .nullable()
       .describe('for do_not_use: the metric that supersedes this one (the end of the chain); else null'),

@@ -118,10 +118,12 @@ export async function restRoutes(app: FastifyInstance, deps: RestDeps) {
     summaryGenerator: string | null,
     withTrust = false,
   ) {
-    return readMetricState(access.sql, orgId, id, summaryGenerator, withTrust).catch((error: unknown): MetricState | null => {
-      request.log.warn({ err: error }, 'could not read the metric version');
-      return null;
-    });
+    return readMetricState(access.sql, orgId, id, summaryGenerator, withTrust).catch(
+      (error: unknown): MetricState | null => {
+        request.log.warn({ err: error }, 'could not read the metric version');
+        return null;
+      },
+    );
   }
 
   app.get('/api/v1/metrics/:id', async (request, reply) => {

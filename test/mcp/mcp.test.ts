@@ -12,7 +12,6 @@ import { startTestApp, type TestApp } from '../helpers/app.js';
 
 const DAY = 24 * 60 * 60 * 1000;
 const daysAgo = (days: number) => new Date(Date.now() - days * DAY).toISOString();
-const MARKER = '…[truncated]';
 
 const r = registry();
 const acme = r.org({ plan: 'team' });
