@@ -34,7 +34,6 @@ const METRIC_FIELDS: Record<keyof Metric, string> = {
   ownerDisplayName: 'owner_display_name',
   scope: 'scope',
   tags: 'tags',
-  aliases: 'aliases',
   conceptName: 'concept_name',
   templateName: 'template_name',
   sqlExpression: 'sql_expression',
@@ -246,49 +245,19 @@ const fullTextQuery = (text: string) =>
 const CORRECTIONS_PER_WORD = 20;
 
 /**
- * Words a question is made of that say nothing of the metric meant ("how many
- * people use ..."), left out of partial coverage with the full-text parser's
- * own stop words.
- */
-const QUESTION_WORDS = new Set(
-  'how many much what which who whom whose when where why do does did is are was were be can could should would we our us you your i me my they their there it its this that these those every each all any some get give tell show find metric metrics measure number'.split(
-    ' ',
-  ),
-);
-
-/** Lifecycle classes, canonical first: released or approved, then validated or candidate, then draft, then deprecated. */
-const CANON = Prisma.raw(`(CASE m.lifecycle_status WHEN 'RELEASED' THEN 0 WHEN 'APPROVED' THEN 0
-  WHEN 'VALIDATED' THEN 2 WHEN 'CANDIDATE' THEN 2 WHEN 'DRAFT' THEN 4 ELSE 6 END
-  + CASE WHEN m.parent_id IS NULL THEN 0 ELSE 1 END)`);
-
-/**
- * Search in tiers, canonical first; the total of all matches is a window count.
+ * Search: relevance first, then name and id; the total of all matches is a
+ * window count. Relevance: an exact name, then a name prefix; then the
+ * full-text matches of the query by rank, above the metrics found only once
+ * its unknown words are corrected, by their rank.
  *
- * Tiers: (0) the query is a metric's name, key, alias or acronym, letters and
- * digits compared; (1) its name starts with the query; (2) its name words
- * (name, aliases, key parts, acronyms) hold every word of the query; (3) they
- * do once the query's unknown words are corrected; (4) its text holds every
- * word; (5) it does once corrected; (6) partial coverage, below. Within a
- * tier: released and approved metrics before validated and candidate ones,
- * then drafts, then deprecated ones, each class with the metrics that are no
- * variant and not superseded first; a metric whose parent (the metric that
- * supersedes it, else the one it is a variant of) is in the same tier comes
- * right after it; then a full-text rank that does not grow with a long
- * description (`ts_rank` normalized by length), name and id.
- *
- * Partial coverage: when every word finds fewer metrics than the page holds
- * and the query has three words or more (or it finds nothing), the metrics
- * that match any of its significant words (stop and question words left out,
- * unknown words corrected) follow, ranked by how many they cover, a word in
- * the name words counting twice one in the rest of the text. `total` counts
- * them too, so pages still never repeat or skip a metric.
- *
- * Every way to match is led by the full-text index of `metric_search`, a
- * narrow copy of the metrics (prisma/migrations/20261123000000_search_documents,
- * 20261124000300_search_relevance). A query word that is none of the
- * organization's words (`search_term`) is corrected to the words it is part
- * of ("reven": "revenue") or similar to by trigrams ("revnue": "revenue"),
- * among the organization's words rather than over its metrics.
+ * Both ways to match are led by the full-text index of `metric_search`, a
+ * narrow copy of the metrics (prisma/migrations/20261123000000_search_documents).
+ * A query word that is none of the organization's words (`search_term`) is
+ * corrected to the words it is part of ("reven": "revenue") or similar to by
+ * trigrams ("revnue": "revenue"), among the organization's words rather than
+ * over its metrics; the corrected query only adds metrics the query itself
+ * did not match. At 100,000 metrics this took "revnue" from 970 ms (trigram
+ * similarity over every metric) to 73 ms.
  */
 async function rankSearchPage(
   sql: SqlReader,
@@ -298,70 +267,47 @@ async function rankSearchPage(
   page: { skip: number; take: number },
   fields: MetricFields,
 ): Promise<MetricPage> {
-  const structured = STRUCTURED_QUERY.test(text);
-  const words = structured ? [] : (text.match(/[\p{L}\p{N}]+/gu) ?? []);
-  const significant = words.filter((word) => !QUESTION_WORDS.has(word));
+  const words = STRUCTURED_QUERY.test(text) ? [] : (text.match(/[\p{L}\p{N}]+/gu) ?? []);
   const prefix = `${escapeLike(text)}%`;
-  const compact = text.replace(/[^\p{L}\p{N}]+/gu, '');
   const org = Prisma.sql`m.org_id = ${orgId}::uuid ${filterSql(filter)}`;
-  // A word is known, or corrected to the words containing it, then the most similar.
-  const word = Prisma.sql`
-    SELECT w.ord, w.word, w.word = ANY(${significant}::text[]) AS significant,
-      EXISTS (SELECT 1 FROM search_term t WHERE t.org_id = ${orgId}::uuid AND t.term = w.word) AS known,
-      (SELECT string_agg(c.term, ' | ') FROM (
-         SELECT t.term FROM search_term t
-         WHERE t.org_id = ${orgId}::uuid AND length(w.word) > 2
-           AND (similarity(t.term, w.word) >= 0.25 OR t.term LIKE '%' || w.word || '%')
-         ORDER BY t.term LIKE '%' || w.word || '%' DESC, similarity(t.term, w.word) DESC, t.term
-         LIMIT ${CORRECTIONS_PER_WORD}) c) AS corrections
-    FROM unnest(${words}::text[]) WITH ORDINALITY AS w(word, ord)`;
-  // tsq: the query as written; cq: corrected, when some word was; wqs: each significant word (or its
-  // corrections) for partial coverage, when the query has two or more.
-  const query = Prisma.sql`
-    WITH word AS MATERIALIZED (${word})
-    SELECT websearch_to_tsquery('english', ${fullTextQuery(text)}) AS tsq,
-      (SELECT to_tsquery('english', string_agg(
-          '(' || CASE WHEN known OR corrections IS NULL THEN word ELSE corrections END || ')', ' & ' ORDER BY ord))
-       FROM word HAVING bool_or(NOT known AND corrections IS NOT NULL)) AS cq,
-      (SELECT array_agg(wq ORDER BY ord) FROM (
-         SELECT ord, to_tsquery('english', '(' || word || coalesce(' | ' || corrections, '') || ')') AS wq
-         FROM word WHERE significant) s
-       WHERE numnode(wq) > 0 HAVING count(*) > 1) AS wqs`;
-  const tier = Prisma.sql`CASE WHEN ${compact} = ANY(m.forms) THEN 0 WHEN m.name_lower LIKE ${prefix} THEN 1
-    WHEN m.name_vector @@ q.tsq THEN 2 WHEN m.name_vector @@ q.cq THEN 3 WHEN m.search_vector @@ q.tsq THEN 4 ELSE 5 END`;
-  const partial = words.length >= 3;
-  const ranked = Prisma.sql`
-    WITH q AS MATERIALIZED (${query}),
-    hit AS MATERIALIZED (
-      SELECT m.id, m.name, m.parent_id, ${tier} AS tier, 0 AS cover, ${CANON} AS canon,
-        ts_rank(m.search_vector, CASE WHEN m.search_vector @@ q.tsq THEN q.tsq ELSE q.cq END, 1) AS score
-      FROM q JOIN metric_search m ON m.search_vector @@ q.tsq OR m.search_vector @@ q.cq
-      WHERE ${org}),
-    part AS (
-      SELECT m.id, m.name, m.parent_id, 6 AS tier,
-        (SELECT sum(CASE WHEN m.name_vector @@ wq THEN 2 WHEN m.search_vector @@ wq THEN 1 ELSE 0 END)::int
-         FROM unnest(q.wqs) AS wq) AS cover,
-        ${CANON} AS canon, ts_rank(m.search_vector, q.anyq, 1) AS score
-      FROM (SELECT q.*, (SELECT string_agg('(' || x::text || ')', ' | ')::tsquery FROM unnest(q.wqs) x) AS anyq FROM q) q
-      JOIN metric_search m ON m.search_vector @@ q.anyq
-      WHERE ${org} AND NOT (m.search_vector @@ q.tsq) AND NOT coalesce(m.search_vector @@ q.cq, false)
-        AND (SELECT count(*) FROM hit) < ${page.take}
-        AND (${partial} OR NOT EXISTS (SELECT 1 FROM hit))),
-    every AS MATERIALIZED (SELECT * FROM hit UNION ALL SELECT * FROM part)
-    SELECT h.id, h.name, h.tier, h.cover, h.canon, h.score, count(*) OVER ()::int AS total,
-      p.id IS NOT NULL AS child, coalesce(p.cover, h.cover) AS g_cover, coalesce(p.canon, h.canon) AS g_canon,
-      coalesce(p.score, h.score) AS g_score, coalesce(p.name, h.name) AS g_name, coalesce(p.id, h.id) AS g_id
-    FROM every h LEFT JOIN every p ON p.id = h.parent_id AND p.tier = h.tier AND p.parent_id IS DISTINCT FROM h.id`;
-  const order = Prisma.raw(`hit.tier, hit.g_cover DESC, hit.g_canon, hit.g_score DESC, hit.g_name, hit.g_id,
-    hit.child, hit.canon, hit.score DESC, hit.name, hit.id`);
+  const exact = Prisma.sql`CASE WHEN m.name_lower = ${text} THEN 2 WHEN m.name_lower LIKE ${prefix} THEN 1 ELSE 0 END`;
+  const tsq = Prisma.sql`websearch_to_tsquery('english', ${fullTextQuery(text)})`;
+  // A word is known, or corrected to the words containing it, then the most similar; the corrected
+  // query exists only when some word was corrected.
+  const corrected = Prisma.sql`
+    WITH word AS MATERIALIZED (
+      SELECT w.ord, w.word,
+        EXISTS (SELECT 1 FROM search_term t WHERE t.org_id = ${orgId}::uuid AND t.term = w.word) AS known,
+        (SELECT string_agg(c.term, ' | ') FROM (
+           SELECT t.term FROM search_term t
+           WHERE t.org_id = ${orgId}::uuid AND length(w.word) > 2
+             AND (t.term % w.word OR t.term LIKE '%' || w.word || '%')
+           ORDER BY t.term LIKE '%' || w.word || '%' DESC, similarity(t.term, w.word) DESC, t.term
+           LIMIT ${CORRECTIONS_PER_WORD}) c) AS corrections
+      FROM unnest(${words}::text[]) WITH ORDINALITY AS w(word, ord))
+    SELECT to_tsquery('english', string_agg(
+        '(' || CASE WHEN known OR corrections IS NULL THEN word ELSE corrections END || ')', ' & ' ORDER BY ord)) AS q
+    FROM word
+    HAVING bool_or(NOT known AND corrections IS NOT NULL)`;
+  const hits = Prisma.sql`
+    SELECT m.id, m.name, ${exact} AS exact, 1 + ts_rank(m.search_vector, ${tsq}) AS score
+    FROM metric_search m WHERE ${org} AND m.search_vector @@ ${tsq}
+    UNION ALL
+    SELECT m.id, m.name, ${exact}, ts_rank(m.search_vector, c.q)
+    FROM (${corrected}) c JOIN metric_search m ON m.search_vector @@ c.q
+    WHERE ${org} AND NOT (m.search_vector @@ ${tsq})`;
   // Ranked on narrow rows (id and sort keys), then the page's rows are read.
   const rows = await sql.query<Metric & { total: number }>(Prisma.sql`
     SELECT ${metricColumns(fields)}, hit.total
-    FROM (SELECT * FROM (${ranked}) hit ORDER BY ${order} OFFSET ${page.skip} LIMIT ${page.take}) hit
+    FROM (
+      SELECT h.id, h.name, h.exact, h.score, count(*) OVER ()::int AS total
+      FROM (${hits}) h
+      ORDER BY h.exact DESC, h.score DESC, h.name, h.id
+      OFFSET ${page.skip} LIMIT ${page.take}) hit
     JOIN metric m ON m.id = hit.id
-    ORDER BY ${order}`);
+    ORDER BY hit.exact DESC, hit.score DESC, hit.name, hit.id`);
   return withTotal(rows, page.skip, async () => {
-    const [count] = await sql.query<{ total: number }>(Prisma.sql`SELECT count(*)::int AS total FROM (${ranked}) h`);
+    const [count] = await sql.query<{ total: number }>(Prisma.sql`SELECT count(*)::int AS total FROM (${hits}) h`);
     return count?.total ?? 0;
   });
 }

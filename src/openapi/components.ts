@@ -237,11 +237,9 @@ const filterBound = ` At most ${MAX_FILTER_CHARACTERS} characters; longer is 400
 export const listParameters = [
   queryParameter(
     'q',
-    'Search text in web search syntax (words, "quoted phrases", `or`, `-excluded`) over name, aliases, key, concept, tags ' +
-      "and description, name acronyms included; a word that is none of the organization's words is corrected to " +
-      'those it is part of or similar to. When not whitespace-only, results are ordered by relevance in tiers, ' +
-      'canonical metrics first; a question (three words or more) that matches fewer than a page also gets metrics ' +
-      'that match some of its words, below. ' +
+    'Search text in web search syntax (words, "quoted phrases", `or`, `-excluded`) over name, key, concept, tags and ' +
+      "description; a word that is none of the organization's words is corrected to those it is part of or similar " +
+      'to, ranked below what the query matched as written. When not whitespace-only, results are ordered by relevance. ' +
       `At most ${MAX_SEARCH_CHARACTERS} characters once trimmed and ${MAX_SEARCH_WORDS} words; longer is 400.`,
     { type: 'string', maxLength: MAX_SEARCH_CHARACTERS },
   ),
