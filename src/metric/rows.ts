@@ -34,6 +34,7 @@ const METRIC_FIELDS: Record<keyof Metric, string> = {
   ownerDisplayName: 'owner_display_name',
   scope: 'scope',
   tags: 'tags',
+  aliases: 'aliases',
   conceptName: 'concept_name',
   templateName: 'template_name',
   sqlExpression: 'sql_expression',

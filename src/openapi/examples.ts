@@ -45,6 +45,7 @@ export const detailExample = {
       owner_team: 'Finance Analytics',
       owner_display_name: 'Ada Lovelace',
       tags: ['finance'],
+      aliases: ['NR'],
       concept_name: 'net_revenue',
       template_name: 'count_or_sum',
       sql_expression: 'SUM(amount) - SUM(refunds)',

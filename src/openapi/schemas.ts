@@ -102,6 +102,7 @@ export const MetricDetailMetric = z.object({
   owner_team: z.string(),
   owner_display_name: z.string().nullable(),
   tags: z.array(z.string()),
+  aliases: z.array(z.string()).describe('Other names people use for this metric ("NRR"); searched like the name'),
   concept_name: z.string(),
   template_name: z.string(),
   sql_expression: z.string(),

@@ -75,6 +75,9 @@ export const MetricRef = builder.prismaObject('Metric', {
     ownerDisplayName: t.exposeString('ownerDisplayName', { nullable: true }),
     scope: t.expose('scope', { type: MetricScopeEnum }),
     tags: t.exposeStringList('tags'),
+    aliases: t.exposeStringList('aliases', {
+      description: 'Other names people use for this metric ("NRR"); searched like the name.',
+    }),
     conceptName: t.exposeString('conceptName'),
     templateName: t.exposeString('templateName'),
     sqlExpression: t.exposeString('sqlExpression'),
