@@ -105,8 +105,8 @@ const ResolvedOutput = z.object({
 });
 
 const metricRef = {
-  id: z.string().optional().describe('the metric id (UUID)'),
-  key: z.string().optional().describe("the metric's machine key, for example net_revenue"),
+  id: z.string().max(1000).optional().describe('the metric id (UUID)'),
+  key: z.string().max(1000).optional().describe("the metric's machine key, for example net_revenue"),
 };
 
 const readOnly = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
