@@ -47,7 +47,7 @@ export function rejectCrossOrigin(request: FastifyRequest): void {
 }
 
 /** Request headers a page of an allowed origin may send. */
-export const CORS_ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'X-Service-Env', 'X-Request-Id'];
+export const CORS_ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'X-Service-Env', 'X-Request-Id', 'If-None-Match'];
 /** Response headers such a page may read (besides the CORS-safelisted ones). */
 export const CORS_EXPOSED_HEADERS = [
   'RateLimit-Limit',
@@ -57,6 +57,7 @@ export const CORS_EXPOSED_HEADERS = [
   'X-Request-Id',
   'X-Discussion-Summary-Charged',
   'X-Discussion-Summary',
+  'ETag',
 ];
 /** How long a browser may keep a granted preflight (seconds). */
 const PREFLIGHT_MAX_AGE_SECONDS = 600;

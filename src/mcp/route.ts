@@ -12,11 +12,19 @@
  * request; a JSON-RPC batch with several `tools/call` costs one per call,
  * all spent before any is run.
  */
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { FastifyInstance } from 'fastify';
 import type { ServiceConfig } from '../context.js';
 import { type AccessDeps, admitApiKey, spendBudget } from '../http/request-auth.js';
-import { createMcpServer } from './tools.js';
+
+/**
+ * The SDK (about 20 MB of heap and code) and the tools load with the first
+ * MCP request, so an instance that serves no agent never holds them.
+ */
+let mcpModules:
+  | Promise<[typeof import('@modelcontextprotocol/sdk/server/streamableHttp.js'), typeof import('./tools.js')]>
+  | undefined;
+const loadMcp = () =>
+  (mcpModules ??= Promise.all([import('@modelcontextprotocol/sdk/server/streamableHttp.js'), import('./tools.js')]));
 
 export interface McpDeps {
   access: AccessDeps;
@@ -55,6 +63,7 @@ export async function mcpRoutes(app: FastifyInstance, deps: McpDeps) {
       const calls = toolCalls(request.body);
       if (calls > 1) await spendBudget(access, reply, principal, calls - 1);
 
+      const [{ StreamableHTTPServerTransport }, { createMcpServer }] = await loadMcp();
       const server = createMcpServer({ access, config, principal, log: request.log });
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       // From here the transport writes the response; the headers set so far go with it.

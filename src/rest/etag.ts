@@ -93,7 +93,13 @@ export function noneMatchFails(request: FastifyRequest, tag: string): boolean {
 export function setValidators(reply: FastifyReply, tag: string): void {
   reply.header('ETag', tag);
   reply.header('Cache-Control', CACHE_CONTROL);
-  reply.header('Vary', VARY);
+  varyOnCredentials(reply);
+}
+
+/** Vary by the credentials, keeping what is there already (`Origin`, when CORS_ORIGINS is set). */
+function varyOnCredentials(reply: FastifyReply): void {
+  const existing = reply.getHeader('Vary');
+  reply.header('Vary', existing ? `${existing}, ${VARY}` : VARY);
 }
 
 /** 304 Not Modified: the validator and caching headers (and `extra`), no body. */

@@ -147,6 +147,7 @@ describe('CORS_ORIGINS allowlist', () => {
         'Content-Type',
         'X-Service-Env',
         'X-Request-Id',
+        'If-None-Match',
       ]);
       expect(res.headers['access-control-allow-methods']).toBe('GET, POST');
       expect(res.headers.vary).toContain('Origin');
@@ -166,6 +167,10 @@ describe('CORS_ORIGINS allowlist', () => {
     for (const name of ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'X-Request-Id']) {
       expect(exposed).toContain(name);
     }
+    // A page may poll with If-None-Match: it reads the ETag, and caches keep responses apart by origin.
+    expect(exposed).toContain('ETag');
+    expect(res.headers.etag).toBeDefined();
+    expect(String(res.headers.vary).split(', ')).toEqual(['Origin', 'Authorization', 'X-Service-Env']);
     // Errors too, so that the page can read them.
     const unauthorized = await t.get('/api/v1/metrics', null, { origin: ALLOWED });
     expect(unauthorized.statusCode).toBe(401);
