@@ -75,7 +75,7 @@ const DISAMBIGUATION = `(SELECT coalesce(json_agg(json_build_object('metric_id',
     WHERE r.target_metric_id = m.id AND r.kind IN ('variant_of', 'supersedes', 'conflicts_with')) u) c) AS candidates`;
 
 const DETAIL_SQL = `SELECT m.id, m.org_id, m.project_id, m.metric_type, m.key, m.name, m.description, m.definition_version,
-  m.policy_tier, m.owner_team, m.owner_display_name, m.tags, m.concept_name, m.template_name, m.sql_expression, m.grains,
+  m.policy_tier, m.owner_team, m.owner_display_name, m.tags, m.aliases, m.concept_name, m.template_name, m.sql_expression, m.grains,
   m.default_grain, m.dimensions, m.filters, m.source_refs, m.expression, m.dependencies, m.domain_id, m.time_semantics,
   m.deprecated_framing_rules, m.dimension_map, m.column_aliases, m.resolved_parameters, m.rendered_sql_examples,
   m.latest_closed_period, m.approver_role, m.approver_user, m.approved_at, m.effective_from, m.effective_to,
@@ -109,7 +109,18 @@ const CONTRACT_SQL = `SELECT m.id, m.name, m.bd_included, m.bd_excluded, m.bd_ti
       FROM message g JOIN thread t ON t.id = g.thread_id JOIN app_user u ON u.id = g.author_user_id
       WHERE g.metric_id = m.id AND g.pinned_at IS NOT NULL AND g.deleted_at IS NULL
       ORDER BY g.pinned_at DESC, g.id LIMIT 10) n) AS notes,
-  ${DISAMBIGUATION}
+  ${DISAMBIGUATION},
+  EXISTS (SELECT 1 FROM metric_relationship WHERE kind = 'conflicts_with'
+    AND (metric_id = m.id OR target_metric_id = m.id)) AS conflicting,
+  (WITH RECURSIVE chain(id, depth, path) AS (
+     SELECT m.id, 0, ARRAY[m.id]
+     UNION ALL
+     SELECT r.metric_id, c.depth + 1, c.path || r.metric_id FROM chain c
+     JOIN metric_relationship r ON r.target_metric_id = c.id AND r.kind = 'supersedes'
+     JOIN metric o ON o.id = r.metric_id AND o.org_id = m.org_id
+     WHERE NOT r.metric_id = ANY(c.path) AND c.depth < 32)
+   SELECT id::text FROM chain WHERE depth > 0 ORDER BY depth DESC, id LIMIT 1) AS superseding_id,
+  v.last_validated_at AS validated_at
 FROM metric m
 CROSS JOIN LATERAL (SELECT count(*)::int AS challenges_count, (count(*) FILTER (WHERE status = 'open'))::int AS open_challenges_count
   FROM challenge WHERE metric_id = m.id) c
@@ -123,6 +134,29 @@ CROSS JOIN LATERAL (SELECT max(ran_at) AS last_validated_at FROM validation WHER
 LEFT JOIN LATERAL (SELECT id, definition_version, released_at FROM metric_version
   WHERE metric_id = m.id AND status IN ('released', 'approved') ORDER BY released_at DESC NULLS LAST, id LIMIT 1) cv ON TRUE
 WHERE m.id = $1 AND m.org_id = $2`;
+
+const STALE_VALIDATION_MS = 30 * 24 * 60 * 60 * 1000;
+
+/** The trust verdict (README, "Trust verdict"), written out again as any plain implementation would. */
+function trust(r: Row) {
+  const blocking = [
+    ...(r.lifecycle === 'DEPRECATED' ? ['deprecated'] : []),
+    ...(r.superseding_id ? ['superseded'] : []),
+  ];
+  if (blocking.length) return { verdict: 'do_not_use', reasons: blocking, preferred_metric_id: r.superseding_id };
+  const validatedAt = r.validated_at as Date | null;
+  const cautions = [
+    ...(['APPROVED', 'RELEASED'].includes(r.lifecycle as string) ? [] : ['pre_release']),
+    ...((r.open_objections_count as number) > 0 ? ['open_objections'] : []),
+    ...(validatedAt === null
+      ? ['never_validated']
+      : Date.now() - validatedAt.getTime() > STALE_VALIDATION_MS
+        ? ['stale_validation']
+        : []),
+    ...(r.conflicting ? ['conflicting_definition'] : []),
+  ];
+  return { verdict: cautions.length ? 'use_with_caution' : 'use', reasons: cautions, preferred_metric_id: null };
+}
 
 function disambiguation(candidates: { metric_id: string; relation: string }[]) {
   if (!candidates.length) return null;
@@ -249,6 +283,7 @@ export function createFloor(pool: pg.Pool, publicAppUrl: string) {
       owner_team: r.owner_team,
       owner_display_name: r.owner_display_name,
       tags: r.tags,
+      aliases: r.aliases,
       concept_name: r.concept_name,
       template_name: r.template_name,
       sql_expression: r.sql_expression,
@@ -335,6 +370,7 @@ export function createFloor(pool: pg.Pool, publicAppUrl: string) {
               last_activity_at: r.last_activity_at,
             }
           : null,
+        trust: trust(r),
       },
       meta,
     };
