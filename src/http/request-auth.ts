@@ -83,17 +83,11 @@ function rateLimitHeaders(reply: FastifyReply, decision: RateDecision): void {
  * The last check before a route's own work: one request of the caller's
  * per-minute budget. Every answer carries the budget left
  * (RateLimit-Limit/-Remaining/-Reset, IETF draft headers); past it, 429
- * with Retry-After in whole seconds. `cost` is the number of requests the
- * call stands for (an MCP batch of several tool calls).
+ * with Retry-After in whole seconds.
  */
-export async function spendBudget(
-  deps: AccessDeps,
-  reply: FastifyReply,
-  principal: Principal,
-  cost = 1,
-): Promise<void> {
+async function spendBudget(deps: AccessDeps, reply: FastifyReply, principal: Principal): Promise<void> {
   const [subject, limit] = budgetOf(deps, principal);
-  const decision = await deps.rateLimiter.consume(subject, limit, cost);
+  const decision = await deps.rateLimiter.consume(subject, limit);
   rateLimitHeaders(reply, decision);
   if (!decision.allowed) {
     deps.metrics.rejections.inc({ limit: 'key' });
@@ -103,8 +97,9 @@ export async function spendBudget(
 }
 
 /**
- * A GraphQL operation's cost beyond the unit its request spent on admission
- * (src/graphql-cost.ts), spent before it executes. When the budget cannot
+ * A request's cost beyond the unit it spent on admission (a GraphQL
+ * operation's, src/graphql-cost.ts; an MCP batch's, one per tool call),
+ * spent before it runs. When the budget cannot
  * pay it, the extra units are given back (the request keeps only its
  * admission unit), RateLimit-Remaining still says what is left for smaller
  * requests, Retry-After when the window resets, and the answer is false.

@@ -14,7 +14,8 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { ServiceConfig } from '../context.js';
-import { type AccessDeps, admitApiKey, spendBudget } from '../http/request-auth.js';
+import { errors, HttpError } from '../errors.js';
+import { type AccessDeps, admitApiKey, spendOperationCost } from '../http/request-auth.js';
 
 /**
  * The SDK (about 20 MB of heap and code) and the tools load with the first
@@ -61,7 +62,8 @@ export async function mcpRoutes(app: FastifyInstance, deps: McpDeps) {
       const principal = request.principal;
       if (!principal) throw new Error('MCP request without an admitted principal');
       const calls = toolCalls(request.body);
-      if (calls > 1) await spendBudget(access, reply, principal, calls - 1);
+      // Admission spent one unit; a batch that cannot pay for the rest is refused whole and keeps only that one.
+      if (!(await spendOperationCost(access, reply, principal, calls))) throw new HttpError(errors.rateLimited);
 
       const [{ StreamableHTTPServerTransport }, { createMcpServer }] = await loadMcp();
       const server = createMcpServer({ access, config, principal, log: request.log });

@@ -48,6 +48,7 @@ acme.message(acme.thread(acmeDiscussed, { intent: 'decision_rationale', resoluti
 });
 
 const limitedKey = acme.key({ rate_limit_per_minute: 4 });
+const batchKey = acme.key({ rate_limit_per_minute: 4 });
 
 const other = r.org();
 const otherKey = other.key();
@@ -461,5 +462,15 @@ describe('rate limit', () => {
     const after = await post(toolCall(6, 'get_metric', { key: 'net_revenue' }), auth);
     expect([after.status, await after.json()]).toEqual([429, { error: 'Rate limit exceeded' }]);
     expect(Number(after.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+  });
+
+  it('a batch that does not fit is refused whole and spends only its admission unit', async () => {
+    const auth = { authorization: `Bearer ${batchKey.secret}` };
+    const calls = Array.from({ length: 10 }, (_, i) => toolCall(i + 1, 'get_metric', { key: 'net_revenue' }));
+    const over = await post(calls, auth);
+    expect([over.status, await over.json()]).toEqual([429, { error: 'Rate limit exceeded' }]);
+    const next = await post(toolCall(11, 'get_metric', { key: 'net_revenue' }), auth);
+    expect(next.status).toBe(200);
+    expect(next.headers.get('ratelimit-remaining')).toBe('2');
   });
 });
