@@ -120,6 +120,8 @@ export interface LoadResult {
   /** responses of a status the route does not expect: non-2xx, or for a `-304` route anything but its 304 */
   non2xx: number;
   errors: number;
+  /** the server process's CPU time (user + system) per request, ms; set by the caller that knows the pid */
+  cpuMsPerRequest: number | null;
 }
 
 export async function runLoad(
@@ -162,5 +164,6 @@ export async function runLoad(
     requests: result.requests.total,
     non2xx: unexpected,
     errors: result.errors + result.timeouts,
+    cpuMsPerRequest: null,
   };
 }

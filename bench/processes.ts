@@ -1,5 +1,5 @@
 /** Child processes of the bench (the service, the floor), free ports and peak memory. */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
@@ -89,6 +89,21 @@ export function memoryMb(pid: number): { rss: number; hwm: number } {
     return { rss: field('VmRSS'), hwm: field('VmHWM') };
   } catch {
     return { rss: 0, hwm: 0 };
+  }
+}
+
+/** Clock ticks a second of /proc/<pid>/stat's CPU times (`getconf CLK_TCK`; 100 on Linux x86). */
+const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+
+/** CPU time a process has used so far (user + system), in ms; 0 when it cannot be read. */
+export function cpuMs(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+  } catch {
+    return 0;
   }
 }
 

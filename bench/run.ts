@@ -24,7 +24,7 @@ import {
   routeRequest,
   runLoad,
 } from './load.js';
-import { projectRoot, type Started, startNode, withPeakRss } from './processes.js';
+import { cpuMs, projectRoot, type Started, startNode, withPeakRss } from './processes.js';
 import { type ProfileSummary, summarizeProfile } from './profile.js';
 import { type SeedResult, seed } from './seed.js';
 
@@ -240,12 +240,15 @@ async function main() {
     }
     const load = async (target: Started, route: RouteName, seconds: number) => {
       const request = requests.get(route) ?? routeRequest(route, data.metricIds);
+      const cpuBefore = cpuMs(target.pid);
       const result = await runLoad(target.base, request, data.apiKey, {
         connections,
         duration: seconds,
       });
+      // Read before settle(): the server's CPU during the run, over the requests it completed.
+      const cpu = cpuMs(target.pid) - cpuBefore;
       await settle();
-      return result;
+      return { ...result, cpuMsPerRequest: result.requests > 0 && cpu > 0 ? cpu / result.requests : null };
     };
 
     log(`warm-up ${warmup} s per route and target`);
@@ -362,10 +365,18 @@ async function main() {
   }
 }
 
+interface RouteFigures {
+  rps: number;
+  p50: number;
+  p99: number;
+  /** the server process's CPU (user + system) per request, ms (median over rounds) */
+  cpuMsPerRequest: number | null;
+}
+
 interface RouteRow {
   route: RouteName;
-  service: { rps: number; p50: number; p99: number };
-  floor: { rps: number; p50: number; p99: number } | null;
+  service: RouteFigures;
+  floor: RouteFigures | null;
   /** median over rounds of service rps / floor rps of the same round */
   throughputRatio: number | null;
   /** median over rounds of service p99 / floor p99 */
@@ -375,6 +386,12 @@ interface RouteRow {
   statementsSeen: number[];
   errors: number;
   targets: Record<string, boolean>;
+}
+
+/** Median CPU ms per request over rounds, to 0.01 ms; null when no round could read it. */
+function cpuPerRequest(rs: LoadResult[]): number | null {
+  const values = rs.map((r) => r.cpuMsPerRequest).filter((v): v is number => v !== null);
+  return values.length ? Math.round(median(values) * 100) / 100 : null;
 }
 
 function buildReport(
@@ -391,6 +408,7 @@ function buildReport(
       rps: Math.round(median(rs.map((r) => r.rps))),
       p50: median(rs.map((r) => r.p50)),
       p99: median(rs.map((r) => r.p99)),
+      cpuMsPerRequest: cpuPerRequest(rs),
     });
     // A run that completed no request measures nothing: no ratio, every target not met.
     const hasFloor = floor.length > 0 && floor.every((f) => f.requests > 0);
@@ -449,6 +467,8 @@ function printReport(
     'floor p99',
     'ratio',
     'p99 x',
+    'svc CPU/req',
+    'floor CPU/req',
     'SQL/req',
     'targets',
   ];
@@ -462,6 +482,8 @@ function printReport(
     r.floor ? `${r.floor.p99} ms` : '-',
     r.throughputRatio?.toFixed(2) ?? '-',
     r.p99Ratio?.toFixed(2) ?? '-',
+    r.service.cpuMsPerRequest === null ? '-' : `${r.service.cpuMsPerRequest.toFixed(2)} ms`,
+    r.floor?.cpuMsPerRequest == null ? '-' : `${r.floor.cpuMsPerRequest.toFixed(2)} ms`,
     r.statements === null
       ? '?'
       : `${r.statements}${Math.max(...r.statementsSeen) > r.statements ? ` (max ${Math.max(...r.statementsSeen)})` : ''}`,
