@@ -5,13 +5,13 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKeyRateLimiter } from '../../src/limits/key-rate-limiter.js';
 import { registry } from '../fixtures/registry.js';
 import { buildTestInstance, silentLogger, startTestApp, type TestApp } from '../helpers/app.js';
+import { freePort } from '../helpers/ports.js';
 
 const redisUrl = process.env.REDIS_URL;
 
@@ -92,18 +92,6 @@ describe.skipIf(!redisUrl)('per-key rate limit shared through Redis', () => {
     }
   });
 });
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
-}
 
 async function startRedis(port: number): Promise<ChildProcess> {
   const child = spawn('redis-server', [

@@ -6,7 +6,6 @@
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -15,24 +14,13 @@ import { type Database, openDatabase } from '../../src/db/client.js';
 import { loadFixture } from '../../src/fixtures/load.js';
 import { registry } from '../fixtures/registry.js';
 import { buildTestInstance } from '../helpers/app.js';
+import { freePort } from '../helpers/ports.js';
 
 const bin = '/usr/lib/postgresql/15/bin';
 const runnable = existsSync(join(bin, 'pg_ctl')) && process.getuid?.() === 0;
 
 function asPostgres(command: string, args: string[]) {
   return execFileSync('runuser', ['-u', 'postgres', '--', join(bin, command), ...args], { stdio: 'pipe' });
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
 }
 
 const fixture = registry();

@@ -5,7 +5,6 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/client.js';
@@ -14,23 +13,12 @@ import { loadFixture } from '../../src/fixtures/load.js';
 import { registry } from '../fixtures/registry.js';
 import { databaseUrlFor } from '../global-setup.js';
 import { usingPostgres } from '../helpers/database.js';
+import { freePort } from '../helpers/ports.js';
 
 const fixture = registry();
 const org = fixture.org({ slug: 'replicas' });
 const key = org.key();
 org.metric({ name: 'Revenue' });
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
-}
 
 interface Started {
   child: ChildProcess;
