@@ -31,6 +31,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Context } from '../context.js';
+import { Prisma } from '../generated/prisma/client.js';
 import type { Plan } from '../generated/prisma/enums.js';
 import { readDiscussion } from './discussion.js';
 import { extractiveGenerator } from './extractive.js';
@@ -146,6 +147,14 @@ type Claim =
   | { kind: 'claimed_elsewhere' }
   | { kind: 'degraded'; reason: 'daily_cap_exceeded' | 'pricing_unavailable' };
 
+/** The cached summary of a discussion state (`summary`) and whether a live claim holds it (`claimed`). */
+const cachedOrClaimed = (orgId: string, metricId: string, fingerprint: string) => Prisma.sql`
+  (SELECT summary FROM discussion_summary
+   WHERE org_id = ${orgId}::uuid AND metric_id = ${metricId}::uuid AND fingerprint = ${fingerprint}) AS summary,
+  EXISTS (SELECT 1 FROM discussion_summary_claim
+          WHERE org_id = ${orgId}::uuid AND metric_id = ${metricId}::uuid
+            AND fingerprint = ${fingerprint} AND expires_at > now()) AS claimed`;
+
 interface ClaimRow {
   summary: string | null;
   claimed: boolean;
@@ -166,13 +175,7 @@ async function claim(ctx: Context, metricId: string, fingerprint: string): Promi
     async (tx) => {
       await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${`summary:${org.id}`}))`;
       const [row] = await tx.$queryRaw<ClaimRow[]>`
-        SELECT (SELECT summary FROM discussion_summary
-                WHERE org_id = ${org.id}::uuid AND metric_id = ${metricId}::uuid AND fingerprint = ${fingerprint})
-                 AS summary,
-               EXISTS (SELECT 1 FROM discussion_summary_claim
-                       WHERE org_id = ${org.id}::uuid AND metric_id = ${metricId}::uuid
-                         AND fingerprint = ${fingerprint} AND expires_at > now())
-                 AS claimed,
+        SELECT ${cachedOrClaimed(org.id, metricId, fingerprint)},
                (SELECT count(*)::int FROM discussion_summary
                 WHERE org_id = ${org.id}::uuid
                   AND created_at >= date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC')
@@ -214,13 +217,7 @@ async function claimAndGenerate(
     if (Date.now() >= deadline) return degraded('timeout');
     await new Promise((resolve) => setTimeout(resolve, CLAIM_POLL_MS));
     const [row] = await ctx.prisma.$queryRaw<{ summary: string | null; claimed: boolean }[]>`
-      SELECT (SELECT summary FROM discussion_summary
-              WHERE org_id = ${org.id}::uuid AND metric_id = ${metricId}::uuid AND fingerprint = ${fingerprint})
-               AS summary,
-             EXISTS (SELECT 1 FROM discussion_summary_claim
-                     WHERE org_id = ${org.id}::uuid AND metric_id = ${metricId}::uuid
-                       AND fingerprint = ${fingerprint} AND expires_at > now())
-               AS claimed`;
+      SELECT ${cachedOrClaimed(org.id, metricId, fingerprint)}`;
     if (row?.summary != null) return hit(row.summary);
     // The other generation failed (its claim is gone or expired): try to claim it ourselves.
     if (!row?.claimed) claimed = await claim(ctx, metricId, fingerprint);
