@@ -9,7 +9,6 @@
 import type { SqlReader } from '../db/sql.js';
 import { Prisma } from '../generated/prisma/client.js';
 import { discussionStateSql } from '../summaries/fingerprint.js';
-import type { MetricPart } from './parts.js';
 import { type TrustFacts, trustPart } from './trust.js';
 
 export interface DiscussionSummaryState {
@@ -75,14 +74,3 @@ export async function readMetricState(
     trust: withTrust ? trustPart.read(row) : null,
   };
 }
-
-/**
- * The metric's version as a part of its own read (`Metric.revision`): a 200
- * that was not asked a condition takes its tag from the version read in the
- * same statement as its body, so it needs no statement of its own.
- */
-export const revisionPart: MetricPart<string | null> = {
-  columns: Prisma.sql`s_rev.version::text AS revision`,
-  joins: Prisma.sql`LEFT JOIN metric_etag s_rev ON s_rev.metric_id = m.id`,
-  read: (row) => (row.revision as string | null) ?? null,
-};
