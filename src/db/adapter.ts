@@ -9,6 +9,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { PrismaPg } from '@prisma/adapter-pg';
 import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
+import pg from 'pg';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 
 /**
@@ -44,6 +45,8 @@ export interface OpenAdapter {
   close(): Promise<void>;
   /** the embedded database itself, for migrations */
   pglite?: PGlite;
+  /** the server's connection pool, shared by Prisma and the prepared reads (src/db/sql.ts) */
+  pool?: pg.Pool;
 }
 
 export interface AdapterOptions {
@@ -59,7 +62,7 @@ export interface AdapterOptions {
 
 export async function openAdapter(target: DatabaseTarget, options: AdapterOptions = {}): Promise<OpenAdapter> {
   if (target.kind === 'postgres') {
-    const factory = new PrismaPg({
+    const pool = new pg.Pool({
       connectionString: target.url,
       max: options.poolSize ?? 10,
       // waiting for a pooled connection fails after this long rather than queueing forever
@@ -67,8 +70,12 @@ export async function openAdapter(target: DatabaseTarget, options: AdapterOption
       // sent in the startup packet, so it holds for every statement of every pooled connection
       ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
     });
-    // PrismaPg owns its pool; the client's $disconnect() ends it.
-    return { factory, close: async () => {} };
+    // Prisma's $disconnect() ends the pool (and the Prisma CLI's, so that it exits).
+    return {
+      factory: new PrismaPg(pool, { disposeExternalPool: true }),
+      pool,
+      close: async () => (pool.ended ? undefined : pool.end()),
+    };
   }
   const pglite = await openPGlite(target.dataDir);
   // pglite-prisma-adapter is built against driver-adapter-utils 6.10, whose

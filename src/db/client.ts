@@ -7,14 +7,14 @@ import { createReadCache, type ReadCache, type ReadCacheBounds } from '../metric
 import { type AdapterOptions, type DatabaseTarget, describeTarget, openAdapter } from './adapter.js';
 import { migrate } from './migrate.js';
 import { countingFactory } from './query-stats.js';
-import { type SqlReader, sqlReader } from './sql.js';
+import { preparedReader, type SqlReader, sqlReader } from './sql.js';
 
 export type { DatabaseTarget } from './adapter.js';
 export type Prisma = PrismaClient;
 
 export interface Database {
   prisma: PrismaClient;
-  /** raw reads on the same connections as `prisma` (src/db/sql.ts) */
+  /** raw reads on the same connections as `prisma`, prepared on PostgreSQL (src/db/sql.ts) */
   sql: SqlReader;
   /**
    * List totals and search pages of this database by organization and its
@@ -48,7 +48,7 @@ export async function openDatabase(
   const prisma = new PrismaClient({ adapter: { ...counting, connect: async () => driver } });
   return {
     prisma,
-    sql: sqlReader(driver),
+    sql: adapter.pool ? preparedReader(adapter.pool) : sqlReader(driver),
     reads: createReadCache(options.readCache),
     target,
     description: describeTarget(target),

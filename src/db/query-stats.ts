@@ -56,24 +56,26 @@ export function currentQueryStats(): QueryStats | undefined {
   return storage.getStore();
 }
 
+/** Runs one statement, counted (and recorded) against the current unit of work, if any. */
+export async function countStatement<R>(query: SqlQuery, run: () => Promise<R>): Promise<R> {
+  const stats = storage.getStore();
+  if (!stats) return run();
+  stats.statements?.push(query);
+  const start = performance.now();
+  try {
+    return await run();
+  } finally {
+    stats.queries += 1;
+    stats.durationMs += performance.now() - start;
+  }
+}
+
 function counted<Q extends SqlQueryable>(queryable: Q): Q {
-  const time = async <R>(query: SqlQuery, run: () => Promise<R>): Promise<R> => {
-    const stats = storage.getStore();
-    if (!stats) return run();
-    stats.statements?.push(query);
-    const start = performance.now();
-    try {
-      return await run();
-    } finally {
-      stats.queries += 1;
-      stats.durationMs += performance.now() - start;
-    }
-  };
   const queryRaw = queryable.queryRaw.bind(queryable);
   const executeRaw = queryable.executeRaw.bind(queryable);
   return Object.assign(queryable, {
-    queryRaw: (query: SqlQuery) => time(query, () => queryRaw(query)),
-    executeRaw: (query: SqlQuery) => time(query, () => executeRaw(query)),
+    queryRaw: (query: SqlQuery) => countStatement(query, () => queryRaw(query)),
+    executeRaw: (query: SqlQuery) => countStatement(query, () => executeRaw(query)),
   });
 }
 
