@@ -9,6 +9,7 @@ import type { SqlReader } from '../db/sql.js';
 import { type Metric, Prisma } from '../generated/prisma/client.js';
 import { disambiguationPart, type MetricPart, notesPart, relationsPart, statsPart } from './parts.js';
 import { findMetricRow, findMetrics, type MetricFields } from './rows.js';
+import { revisionPart } from './state.js';
 import { trustPart } from './trust.js';
 
 export const METRIC_PARTS = {
@@ -17,6 +18,7 @@ export const METRIC_PARTS = {
   disambiguation: disambiguationPart,
   relations: relationsPart,
   trust: trustPart,
+  revision: revisionPart,
 };
 
 export type PartName = keyof typeof METRIC_PARTS;

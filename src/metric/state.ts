@@ -9,6 +9,7 @@
 import type { SqlReader } from '../db/sql.js';
 import { Prisma } from '../generated/prisma/client.js';
 import { discussionStateSql } from '../summaries/fingerprint.js';
+import type { MetricPart } from './parts.js';
 import { type TrustFacts, trustPart } from './trust.js';
 
 export interface DiscussionSummaryState {
@@ -74,3 +75,16 @@ export async function readMetricState(
     trust: withTrust ? trustPart.read(row) : null,
   };
 }
+
+/**
+ * The metric's version as a part of its own read (`Metric.revision`): a 200
+ * that was not asked a condition takes its tag from the version read in the
+ * same statement as its body, so it needs no statement of its own.
+ */
+export const revisionPart: MetricPart<string | null> = {
+  // A scalar subquery, not a join: one more join in the contract's statement changed its plan (contract
+  // fell from 319 to 134 rps in the bench).
+  columns: Prisma.sql`(SELECT version::text FROM metric_etag WHERE metric_id = m.id) AS revision`,
+  joins: Prisma.empty,
+  read: (row) => (row.revision as string | null) ?? null,
+};

@@ -35,7 +35,7 @@ const DETAIL_SIBLINGS = new Set<string>([
   'policy_examples',
 ] satisfies (keyof DetailMetric)[]);
 
-export function detailEnvelope(detail: DetailMetric) {
+export function detailEnvelope({ revision: _revision, ...detail }: DetailMetric) {
   const metric: Record<string, unknown> = {};
   const siblings: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(detail)) {
@@ -61,7 +61,8 @@ export type SummaryHeaders = Record<string, string>;
  * `X-Discussion-Summary: discussion_unavailable`.
  */
 export function contractEnvelope(contract: ContractMetric): { body: unknown; headers: SummaryHeaders | null } {
-  const { discussion_summary: summary, ...rest } = contract;
+  // `revision` is what the route tags the response with (src/rest/etag.ts), not a field of the contract.
+  const { discussion_summary: summary, revision: _revision, ...rest } = contract;
   const data = {
     ...rest,
     challenges_count: contract.challenges_count ?? 0,

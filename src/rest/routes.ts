@@ -130,10 +130,12 @@ export async function restRoutes(app: FastifyInstance, deps: RestDeps) {
     const principal = await admitApiKey(access, request, reply, 'metrics:read');
     const id = metricId(request);
     const { org } = principal;
-    const state = await metricState(request, org.id, id, null);
     // The body shows the organization's fiscal month besides the metric and what its version covers.
-    const tag = entityTag(['detail', org.id, org.fiscalCalendarStartMonth, id, state?.version ?? 'unversioned']);
-    if (state && noneMatchFails(request, tag)) return sendNotModified(reply, tag);
+    const tagOf = (version: string | null | undefined) =>
+      entityTag(['detail', org.id, org.fiscalCalendarStartMonth, id, version ?? 'unversioned']);
+    // Only a conditional request reads the version first; any other takes it from the body's own statement.
+    const state = conditional(request) ? await metricState(request, org.id, id, null) : null;
+    if (state && noneMatchFails(request, tagOf(state.version))) return sendNotModified(reply, tagOf(state.version));
     const result = await runOperation(
       MetricDetailDocument,
       { id },
@@ -141,7 +143,7 @@ export async function restRoutes(app: FastifyInstance, deps: RestDeps) {
     );
     failIfErrors(request, result, true);
     if (!result.data?.metric) throw new HttpError(errors.metricNotFound);
-    setValidators(reply, tag);
+    setValidators(reply, tagOf(state ? state.version : result.data.metric.revision));
     return detailEnvelope(result.data.metric);
   });
 
@@ -152,25 +154,19 @@ export async function restRoutes(app: FastifyInstance, deps: RestDeps) {
     const summary = param(request.query as Query, 'summary') === 'true';
     const { org } = principal;
     const generator = summary ? summaryGeneratorName(config.summaries) : null;
-    const state = await metricState(request, org.id, id, generator, true);
+    // A conditional request, or one that asks for the summary (whose state is the discussion's), reads the
+    // version first; any other takes it, and the trust verdict, from the body's own statement.
+    const state = summary || conditional(request) ? await metricState(request, org.id, id, generator, true) : null;
     // canonical_url shows PUBLIC_APP_URL and the organization's slug; `trust` depends on other
     // metrics and on the time, so the tag carries the verdict as it stands now.
-    const trust = state?.trust ? trustVerdict(state.trust, config.trust, new Date()) : null;
-    const tagOf = (summaryPart: string) =>
-      entityTag([
-        'contract',
-        org.id,
-        org.slug,
-        config.publicAppUrl,
-        id,
-        state?.version ?? 'unversioned',
-        trust,
-        summaryPart,
-      ]);
+    const tagOf = (version: string | null | undefined, trust: TrustTag | null, summaryPart: string) =>
+      entityTag(['contract', org.id, org.slug, config.publicAppUrl, id, version ?? 'unversioned', trust, summaryPart]);
+    const stateTrust = state?.trust ? trustTag(trustVerdict(state.trust, config.trust, new Date())) : null;
     const current = state && currentSummaryPart(generator, state);
-    if (current !== null && noneMatchFails(request, tagOf(current))) {
+    const currentTag = state && current !== null ? tagOf(state.version, stateTrust, current) : null;
+    if (currentTag && noneMatchFails(request, currentTag)) {
       // Only a summary the cache (or the lack of any discussion) answers is a 304: nothing generated or billed.
-      return sendNotModified(reply, tagOf(current), {
+      return sendNotModified(reply, currentTag, {
         ...(generator ? { 'X-Discussion-Summary-Charged': '0' } : {}),
         ...(current === 'no_discussion' ? { 'X-Discussion-Summary': 'no_discussion' } : {}),
       });
@@ -186,7 +182,15 @@ export async function restRoutes(app: FastifyInstance, deps: RestDeps) {
     if (!result.data?.metric) throw new HttpError(errors.metricNotFound);
     const { body, headers } = contractEnvelope(result.data.metric);
     if (headers) reply.headers(headers);
-    setValidators(reply, tagOf(servedSummaryPart(generator, state, result.errors.length > 0, body, headers)));
+    const served = result.data.metric;
+    setValidators(
+      reply,
+      tagOf(
+        state ? state.version : served.revision,
+        state ? stateTrust : trustTag(served.trust),
+        servedSummaryPart(generator, state, result.errors.length > 0, body, headers),
+      ),
+    );
     return body;
   });
 }
@@ -227,4 +231,20 @@ function servedSummaryPart(
   if (served?.cache_hit && fingerprint) return `cached:${fingerprint}`;
   if (headers?.['X-Discussion-Summary'] === 'no_discussion') return 'no_discussion';
   return `served:${JSON.stringify(served)}:${headers?.['X-Discussion-Summary'] ?? ''}`;
+}
+
+/** Whether the request asks a condition (If-None-Match); only then is a version read before the body. */
+const conditional = (request: FastifyRequest) => request.headers['if-none-match'] !== undefined;
+
+/** The trust verdict as a tag carries it, the same from the verdict and from the served body. */
+type TrustTag = [verdict: string, reasons: readonly string[], preferredMetricId: string | null];
+
+function trustTag(
+  trust: { verdict: string; reasons: readonly string[] } & (
+    | { preferredMetricId: string | null }
+    | { preferred_metric_id: string | null }
+  ),
+): TrustTag {
+  const preferred = 'preferredMetricId' in trust ? trust.preferredMetricId : trust.preferred_metric_id;
+  return [trust.verdict, trust.reasons, preferred];
 }

@@ -8,5 +8,6 @@ import './metric.js';
 import './metric-query.js';
 import './metric-lookup.js';
 import './trust.js';
+import './revision.js';
 
 export const schema = builder.toSchema({ sortSchema: true });

@@ -52,6 +52,7 @@ export const FIELD_PARTS: Partial<Record<string, PartName>> = {
   discourseSummary: 'stats',
   agentContextNotes: 'agentContextNotes',
   trust: 'trust',
+  revision: 'revision',
 };
 
 export interface MetricReadPlan {
