@@ -69,6 +69,11 @@ export async function openAdapter(target: DatabaseTarget, options: AdapterOption
       connectionTimeoutMillis: 5000,
       // sent in the startup packet, so it holds for every statement of every pooled connection
       ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
+      // A prepared statement is planned once per connection, for any values (src/db/sql.ts): left to
+      // choose, PostgreSQL re-plans a statement whose generic plan it estimates dearer on every
+      // execution (list pages: OFFSET and LIMIT). test/db/query-plans.test.ts explains the generic
+      // plans of every route at 100,000 metrics.
+      options: '-c plan_cache_mode=force_generic_plan',
     });
     // Prisma's $disconnect() ends the pool (and the Prisma CLI's, so that it exits).
     return {

@@ -10,7 +10,9 @@ import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type SeedResult, seed } from '../../bench/seed.js';
+import { openDatabase } from '../../src/db/client.js';
 import { recordStatements } from '../../src/db/query-stats.js';
+import { Prisma } from '../../src/generated/prisma/client.js';
 import { buildTestInstance } from '../helpers/app.js';
 import { createTestDatabase, type TestDatabase, usingPostgres } from '../helpers/database.js';
 
@@ -45,6 +47,17 @@ function pgValue(arg: unknown, type: ArgType | undefined): unknown {
   return arg;
 }
 
+type ExplainRow = { 'QUERY PLAN': [{ Plan: PlanNode }] };
+
+/** A parameter as a SQL literal (strings, numbers and arrays of them: what the read statements take). */
+function sqlLiteral(value: unknown): string {
+  if (value === null || value === undefined) return 'NULL';
+  if (Array.isArray(value)) {
+    return pg.escapeLiteral(`{${value.map((item) => `"${String(item).replace(/["\\]/g, '\\$&')}"`).join(',')}}`);
+  }
+  return pg.escapeLiteral(String(value));
+}
+
 // EXPLAIN takes queries and DML; BEGIN, COMMIT and SET are not planned.
 const explainable = (sql: string) => /^\s*(select|with|insert|update|delete|values)\b/i.test(sql);
 
@@ -66,6 +79,7 @@ describe.skipIf(!usingPostgres)('query plans at 100,000 metrics (PostgreSQL only
     }
     client = new pg.Client({ connectionString: database.target.url });
     await client.connect();
+    await client.query('SET plan_cache_mode = force_generic_plan');
     app = await buildTestInstance(database);
   }, 300_000);
 
@@ -104,28 +118,70 @@ describe.skipIf(!usingPostgres)('query plans at 100,000 metrics (PostgreSQL only
     );
     expect(res.statusCode, res.body).toBe(200);
 
-    const explained: { statement: SqlQuery; plan: PlanNode }[] = [];
+    // The plan for these values, and the generic plan a prepared statement runs (src/db/adapter.ts).
+    const explained: { statement: SqlQuery; plan: PlanNode; kind: string }[] = [];
     for (const statement of statements.filter((s) => explainable(s.sql))) {
       const values = statement.args.map((arg, i) => pgValue(arg, statement.argTypes[i]));
-      const { rows } = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
-        `EXPLAIN (FORMAT JSON) ${statement.sql}`,
-        values,
-      );
-      const plan = rows[0]?.['QUERY PLAN'][0].Plan;
-      if (plan) explained.push({ statement, plan });
+      const custom = await client.query<ExplainRow>(`EXPLAIN (FORMAT JSON) ${statement.sql}`, values);
+      await client.query(`PREPARE explained AS ${statement.sql}`);
+      try {
+        const literals = values.map(sqlLiteral).join(', ');
+        const generic = await client.query<ExplainRow>(
+          `EXPLAIN (FORMAT JSON) EXECUTE explained${values.length ? `(${literals})` : ''}`,
+        );
+        for (const [kind, result] of [
+          ['custom', custom],
+          ['generic', generic],
+        ] as const) {
+          const plan = result.rows[0]?.['QUERY PLAN'][0].Plan;
+          if (plan) explained.push({ statement, plan, kind });
+        }
+      } finally {
+        await client.query('DEALLOCATE explained');
+      }
     }
 
     expect(explained.length, `statements recorded: ${statements.length}`).toBeGreaterThan(0);
     const relations = new Set(explained.flatMap(({ plan }) => [...planNodes(plan)].map((n) => n['Relation Name'])));
     expect([...relations], 'relations read by the explained statements').toEqual(expect.arrayContaining(reads));
-    for (const { statement, plan } of explained) {
+    for (const { statement, plan, kind } of explained) {
       const seqScans = [...planNodes(plan)].filter(
         (n) => n['Node Type'] === 'Seq Scan' && GUARDED.includes(n['Relation Name'] ?? ''),
       );
       expect(
         seqScans.map((n) => n['Relation Name']),
-        `sequential scan in\n${statement.sql}\nargs ${JSON.stringify(statement.args)}\n${describePlan(plan)}\n`,
+        `sequential scan in the ${kind} plan of\n${statement.sql}\nargs ${JSON.stringify(statement.args)}\n${describePlan(plan)}\n`,
       ).toEqual([]);
     }
   });
+
+  it('warm connection: every statement of every route is prepared and runs a generic plan', async () => {
+    const single = await openDatabase(database.target, { poolSize: 1 });
+    const warm = await buildTestInstance({ ...single });
+    try {
+      const texts = new Set<string>();
+      for (let round = 0; round < 8; round++) {
+        for (const [, url] of routes) {
+          const { result: res, statements } = await recordStatements(() =>
+            warm.inject({ method: 'GET', url: url(), headers: { authorization: `Bearer ${bench.apiKey}` } }),
+          );
+          expect(res.statusCode, res.body).toBe(200);
+          for (const statement of statements) texts.add(statement.sql);
+        }
+      }
+      const prepared = await single.sql.query<{ statement: string; generic_plans: number; custom_plans: number }>(
+        Prisma.sql`SELECT statement, generic_plans::int, custom_plans::int FROM pg_prepared_statements`,
+      );
+      const byText = new Map(prepared.map((p) => [p.statement, p]));
+      expect(texts.size).toBeGreaterThan(5);
+      for (const text of texts) {
+        // Planned once when prepared, then run with that plan: no custom plan, planned per execution.
+        expect(byText.get(text), `not prepared:\n${text}`).toMatchObject({ custom_plans: 0 });
+        expect(byText.get(text)?.generic_plans, `no generic plan:\n${text}`).toBeGreaterThan(0);
+      }
+    } finally {
+      await warm.close();
+      await single.close();
+    }
+  }, 120_000);
 });
