@@ -4,9 +4,10 @@
  * the whole database. Authentication happens before yoga sees the request
  * (src/app.ts); yoga only gets the ready context.
  */
+import { useGraphQlJit } from '@envelop/graphql-jit';
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { GraphQLError } from 'graphql';
+import { type DocumentNode, GraphQLError, type Source } from 'graphql';
 import { createYoga, type Plugin } from 'graphql-yoga';
 import type { Context } from './context.js';
 import { OneDiscussionSummaryPerOperation, operationCost } from './graphql-cost.js';
@@ -42,6 +43,61 @@ function useRequestCost(): Plugin<YogaServerContext> {
           errors: [new GraphQLError('Rate limit exceeded', { extensions: { http: { status: 429 } } })],
         });
       }
+    },
+  };
+}
+
+/**
+ * graphql-jit's errors carry their locations as line and column only, and
+ * yoga rebuilds an error from its source positions: given them, the
+ * locations survive, as they do for interpreted execution.
+ */
+function located(error: GraphQLError, source: Source): GraphQLError {
+  if (!error.locations?.length) return error;
+  const lineStarts = [0];
+  for (let i = 0; i < source.body.length; i++) if (source.body[i] === '\n') lineStarts.push(i + 1);
+  const positions = error.locations.map(({ line, column }) => (lineStarts[line - 1] ?? 0) + column - 1);
+  return new GraphQLError(error.message, {
+    source,
+    positions,
+    path: error.path,
+    originalError: error.originalError,
+    extensions: error.extensions,
+  });
+}
+
+/**
+ * Executes a document compiled by graphql-jit from its second execution on
+ * (yoga keeps parsed documents, so a repeated query is the same document).
+ * Compiling costs more than one interpreted execution, so a document seen
+ * once (a client sending a new query every time) never pays for it.
+ */
+function useJitForRepeatedDocuments(): Plugin<YogaServerContext> {
+  const seen = new WeakSet<DocumentNode>();
+  const jit = useGraphQlJit(
+    {},
+    {
+      enableIf: ({ document }) => {
+        if (seen.has(document)) return true;
+        seen.add(document);
+        return false;
+      },
+    },
+  ) as Plugin<YogaServerContext>;
+  return {
+    ...jit,
+    onExecute(payload) {
+      const compiled = seen.has(payload.args.document);
+      const hooks = jit.onExecute?.(payload);
+      if (!compiled) return hooks;
+      const source = payload.args.document.loc?.source;
+      return {
+        ...hooks,
+        onExecuteDone: ({ result, setResult }) => {
+          if (!source || !('errors' in result) || !result.errors?.length) return;
+          setResult({ ...result, errors: result.errors.map((error) => located(error, source)) });
+        },
+      };
     },
   };
 }
@@ -83,6 +139,7 @@ export function createGraphqlServer(logger: FastifyRequest['log']) {
         blockFieldSuggestion: { enabled: false },
       }),
       useRequestCost(),
+      useJitForRepeatedDocuments(),
     ],
   });
 }

@@ -7,13 +7,14 @@
 import DataLoader from 'dataloader';
 import type { SqlReader } from '../db/sql.js';
 import { type Metric, Prisma } from '../generated/prisma/client.js';
-import { disambiguationPart, type MetricPart, notesPart, relationsPart, statsPart } from './parts.js';
+import { disambiguationPart, discussionPart, type MetricPart, notesPart, relationsPart, statsPart } from './parts.js';
 import { findMetricRow, findMetrics, type MetricFields } from './rows.js';
 import { revisionPart } from './state.js';
 import { trustPart } from './trust.js';
 
 export const METRIC_PARTS = {
   stats: statsPart,
+  discussion: discussionPart,
   agentContextNotes: notesPart,
   disambiguation: disambiguationPart,
   relations: relationsPart,

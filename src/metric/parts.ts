@@ -19,13 +19,18 @@ export interface CurrentApprovedVersion {
   releasedAt: Date | null;
 }
 
+/** Governance facts of a metric: challenges, validation, the approved version. */
 export interface MetricStats {
   challengesCount: number;
   openChallengesCount: number;
-  threadCount: number;
-  messageCount: number;
   lastValidatedAt: Date | null;
   currentApprovedVersion: CurrentApprovedVersion | null;
+}
+
+/** Counts and state of a metric's discussion. */
+export interface MetricDiscussion {
+  threadCount: number;
+  messageCount: number;
   /** null when no thread has intent objection or proposal */
   discourse: { openObjectionsCount: number; openProposalsCount: number; lastActivityAt: Date | null } | null;
 }
@@ -96,10 +101,7 @@ export const relationsPart: MetricPart<MetricRelations> = {
 
 export const statsPart: MetricPart<MetricStats> = {
   columns: Prisma.sql`
-    s_c.challenges_count, s_c.open_challenges_count,
-    s_t.thread_count, s_t.has_discourse, s_t.open_objections_count, s_t.open_proposals_count,
-    s_g.message_count, s_v.last_validated_at,
-    GREATEST(s_t.last_thread_at, s_g.last_message_at) AS last_activity_at,
+    s_c.challenges_count, s_c.open_challenges_count, s_v.last_validated_at,
     s_cv.id::text AS approved_version_id, s_cv.definition_version AS approved_version_definition,
     s_cv.released_at AS approved_version_released_at`,
   joins: Prisma.sql`
@@ -107,16 +109,6 @@ export const statsPart: MetricPart<MetricStats> = {
       SELECT count(*)::int AS challenges_count,
              (count(*) FILTER (WHERE status = 'open'))::int AS open_challenges_count
       FROM challenge WHERE metric_id = m.id) s_c
-    CROSS JOIN LATERAL (
-      SELECT count(*)::int AS thread_count,
-             bool_or(intent IN ('objection', 'proposal')) IS TRUE AS has_discourse,
-             (count(*) FILTER (WHERE intent = 'objection' AND resolution_status = 'open'))::int AS open_objections_count,
-             (count(*) FILTER (WHERE intent = 'proposal' AND resolution_status = 'open'))::int AS open_proposals_count,
-             max(created_at) AS last_thread_at
-      FROM thread WHERE metric_id = m.id) s_t
-    CROSS JOIN LATERAL (
-      SELECT count(*)::int AS message_count, max(created_at) AS last_message_at
-      FROM message WHERE metric_id = m.id AND deleted_at IS NULL) s_g
     CROSS JOIN LATERAL (
       SELECT max(ran_at) AS last_validated_at FROM validation WHERE metric_id = m.id) s_v
     LEFT JOIN LATERAL (
@@ -126,8 +118,6 @@ export const statsPart: MetricPart<MetricStats> = {
   read: (row) => ({
     challengesCount: row.challenges_count as number,
     openChallengesCount: row.open_challenges_count as number,
-    threadCount: row.thread_count as number,
-    messageCount: row.message_count as number,
     lastValidatedAt: dateOrNull(row.last_validated_at),
     currentApprovedVersion:
       row.approved_version_id === null
@@ -137,6 +127,28 @@ export const statsPart: MetricPart<MetricStats> = {
             definitionVersion: row.approved_version_definition as string,
             releasedAt: dateOrNull(row.approved_version_released_at),
           },
+  }),
+};
+
+/** Separate from the governance facts: a dashboard of discussion counts reads only these two aggregates. */
+export const discussionPart: MetricPart<MetricDiscussion> = {
+  columns: Prisma.sql`
+    d_t.thread_count, d_t.has_discourse, d_t.open_objections_count, d_t.open_proposals_count,
+    d_g.message_count, GREATEST(d_t.last_thread_at, d_g.last_message_at) AS last_activity_at`,
+  joins: Prisma.sql`
+    CROSS JOIN LATERAL (
+      SELECT count(*)::int AS thread_count,
+             bool_or(intent IN ('objection', 'proposal')) IS TRUE AS has_discourse,
+             (count(*) FILTER (WHERE intent = 'objection' AND resolution_status = 'open'))::int AS open_objections_count,
+             (count(*) FILTER (WHERE intent = 'proposal' AND resolution_status = 'open'))::int AS open_proposals_count,
+             max(created_at) AS last_thread_at
+      FROM thread WHERE metric_id = m.id) d_t
+    CROSS JOIN LATERAL (
+      SELECT count(*)::int AS message_count, max(created_at) AS last_message_at
+      FROM message WHERE metric_id = m.id AND deleted_at IS NULL) d_g`,
+  read: (row) => ({
+    threadCount: row.thread_count as number,
+    messageCount: row.message_count as number,
     discourse: row.has_discourse
       ? {
           openObjectionsCount: row.open_objections_count as number,

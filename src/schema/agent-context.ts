@@ -4,7 +4,7 @@ import type {
   AgentContextNote,
   CurrentApprovedVersion,
   DisambiguationCandidate,
-  MetricStats,
+  MetricDiscussion,
 } from '../metric/parts.js';
 
 export const ApprovedVersionRef = builder.objectRef<CurrentApprovedVersion>('ApprovedVersion').implement({
@@ -30,7 +30,7 @@ export const AgentContextNoteRef = builder.objectRef<AgentContextNote>('AgentCon
 });
 
 export const DiscourseSummaryRef = builder
-  .objectRef<NonNullable<MetricStats['discourse']>>('DiscourseSummary')
+  .objectRef<NonNullable<MetricDiscussion['discourse']>>('DiscourseSummary')
   .implement({
     fields: (t) => ({
       openObjectionsCount: t.exposeInt('openObjectionsCount'),

@@ -153,12 +153,12 @@ export const MetricRef = builder.prismaObject('Metric', {
     discussionThreadCount: t.int({
       ...supporting,
       description: 'Threads on the metric, every intent and resolution status.',
-      resolve: async (metric, _args, ctx) => (await ctx.loaders.stats.load(metric.id)).threadCount,
+      resolve: async (metric, _args, ctx) => (await ctx.loaders.discussion.load(metric.id)).threadCount,
     }),
     discussionMessageCount: t.int({
       ...supporting,
       description: 'Messages that are not deleted, across all threads.',
-      resolve: async (metric, _args, ctx) => (await ctx.loaders.stats.load(metric.id)).messageCount,
+      resolve: async (metric, _args, ctx) => (await ctx.loaders.discussion.load(metric.id)).messageCount,
     }),
     agentContextNotes: t.field({
       type: [AgentContextNoteRef],
@@ -170,7 +170,7 @@ export const MetricRef = builder.prismaObject('Metric', {
       type: DiscourseSummaryRef,
       nullable: true,
       description: 'null when no thread has intent objection or proposal.',
-      resolve: async (metric, _args, ctx) => (await ctx.loaders.stats.load(metric.id)).discourse,
+      resolve: async (metric, _args, ctx) => (await ctx.loaders.discussion.load(metric.id)).discourse,
     }),
     discussionSummary: t.field({
       type: DiscussionSummaryRef,

@@ -125,6 +125,41 @@ describe('metrics', () => {
   });
 });
 
+describe('compiled execution', () => {
+  /** The same document three times: interpreted the first time, compiled by graphql-jit from then on. */
+  async function thrice(query: string, variables: Record<string, unknown>) {
+    const runs = [];
+    for (let run = 0; run < 3; run++) runs.push((await post(query, variables, bearer(key.secret))).json());
+    expect(runs[1]).toEqual(runs[0]);
+    expect(runs[2]).toEqual(runs[0]);
+    return runs[0];
+  }
+
+  it('a repeated document answers exactly as its first run', async () => {
+    const body = await thrice(
+      `query Mixed($id: ID!, $bad: ID!, $pageSize: Int!) {
+        metric(id: $id) { id name status lifecycleStatus discussionThreadCount agentContextNotes { messageId body } }
+        missing: metric(id: $bad) { id }
+        metrics(pageSize: $pageSize) { items { id name discussionMessageCount } pagination { total page pageSize } }
+      }`,
+      { id: acmeMetrics[1]?.id, bad: 'not-a-uuid', pageSize: 3 },
+    );
+    expect(body.errors).toBeUndefined();
+    expect(body.data.metric.id).toBe(acmeMetrics[1]?.id);
+    expect(body.data.missing).toBeNull();
+    expect(body.data.metrics.items).toHaveLength(3);
+  });
+
+  it('and so do its errors', async () => {
+    const body = await thrice('query Long($q: String!) { metrics(search: $q) { pagination { total } } }', {
+      q: 'x'.repeat(300),
+    });
+    expect(body.errors.map((error: { extensions: { code: string } }) => error.extensions.code)).toEqual([
+      'BAD_USER_INPUT',
+    ]);
+  });
+});
+
 describe('authentication', () => {
   const query = '{ metrics(pageSize: 1) { pagination { total } } }';
 
