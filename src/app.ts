@@ -19,6 +19,7 @@ import { instrumentRequests, requestId } from './http/observability.js';
 import { type AccessDeps, admitApiKeyOrSession, spendOperationCost, type ThrottleConfig } from './http/request-auth.js';
 import type { KeyRateLimiter } from './limits/key-rate-limiter.js';
 import { mcpRoutes } from './mcp/route.js';
+import { createReadCache, type ReadCache } from './metric/read-cache.js';
 import { openApiRoutes } from './openapi/routes.js';
 import { restRoutes } from './rest/routes.js';
 
@@ -48,6 +49,8 @@ export interface AppOptions {
   logger?: FastifyBaseLogger;
   /** default: a registry of this app's own (tests) */
   metrics?: Metrics;
+  /** the kept list totals and search pages (src/metric/read-cache.ts); default: 4 and 16 MiB of the app's own */
+  readCache?: ReadCache;
 }
 
 /**
@@ -149,7 +152,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const access: AccessDeps = {
     prisma,
     sql: database.sql,
-    reads: database.reads,
+    reads: options.readCache ?? createReadCache(),
     rateLimiter: options.rateLimiter,
     defaultRateLimit: config.defaultRateLimit,
     throttle: config.throttle,

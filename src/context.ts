@@ -8,6 +8,7 @@ import type { PrismaClient } from './generated/prisma/client.js';
 import type { Plan, PricingState, Role } from './generated/prisma/enums.js';
 import type { Metrics } from './http/metrics.js';
 import { createMetricLoaders, type MetricLoaders } from './metric/loaders.js';
+import type { ReadCache } from './metric/read-cache.js';
 import type { TrustPolicy } from './metric/trust.js';
 import type { SummaryConfig } from './summaries/generator.js';
 
@@ -37,7 +38,7 @@ export interface ServiceConfig {
 export interface Context {
   prisma: PrismaClient;
   sql: Database['sql'];
-  reads: Database['reads'];
+  reads: ReadCache;
   principal: Principal;
   config: ServiceConfig;
   loaders: MetricLoaders;
@@ -45,7 +46,7 @@ export interface Context {
 }
 
 export function createContext(
-  { prisma, sql, reads }: Pick<Database, 'prisma' | 'sql' | 'reads'>,
+  { prisma, sql, reads }: Pick<Context, 'prisma' | 'sql' | 'reads'>,
   principal: Principal,
   config: ServiceConfig,
   metrics: Metrics,

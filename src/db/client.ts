@@ -3,7 +3,6 @@
  * adapter, migrations applied, statements counted (src/db/query-stats.ts).
  */
 import { PrismaClient } from '../generated/prisma/client.js';
-import { createReadCache, type ReadCache, type ReadCacheBounds } from '../metric/rows.js';
 import { type AdapterOptions, type DatabaseTarget, describeTarget, openAdapter } from './adapter.js';
 import { migrate } from './migrate.js';
 import { countingFactory } from './query-stats.js';
@@ -16,12 +15,6 @@ export interface Database {
   prisma: PrismaClient;
   /** raw reads on the same connections as `prisma`, prepared on PostgreSQL (src/db/sql.ts) */
   sql: SqlReader;
-  /**
-   * List totals and search pages of this database by organization and its
-   * `metrics_version` (src/metric/rows.ts): reused only while the
-   * organization's metrics are as they were read.
-   */
-  reads: ReadCache;
   target: DatabaseTarget;
   description: string;
   close(): Promise<void>;
@@ -29,7 +22,7 @@ export interface Database {
 
 export async function openDatabase(
   target: DatabaseTarget,
-  options: { migrate?: boolean; readCache?: ReadCacheBounds } & AdapterOptions = {},
+  options: { migrate?: boolean } & AdapterOptions = {},
 ): Promise<Database & { migrationLog: string }> {
   const adapter = await openAdapter(target, {
     poolSize: options.poolSize,
@@ -49,7 +42,6 @@ export async function openDatabase(
   return {
     prisma,
     sql: adapter.pool ? preparedReader(adapter.pool) : sqlReader(driver),
-    reads: createReadCache(options.readCache),
     target,
     description: describeTarget(target),
     migrationLog,

@@ -10,11 +10,11 @@ import { type AuthResult, authenticateApiKey, authenticateSession, SERVICE_ENV_H
 import type { LastUsedRecorder } from '../auth/last-used.js';
 import type { RequestedScope } from '../auth/scopes.js';
 import type { Principal } from '../context.js';
-import type { Database } from '../db/client.js';
 import type { SqlReader } from '../db/sql.js';
 import { errors, HttpError } from '../errors.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import type { KeyRateLimiter, RateDecision } from '../limits/key-rate-limiter.js';
+import type { ReadCache } from '../metric/read-cache.js';
 import { firstHeader } from './headers.js';
 import type { Metrics } from './metrics.js';
 import { notePrincipal } from './observability.js';
@@ -29,7 +29,7 @@ export interface ThrottleConfig {
 export interface AccessDeps {
   prisma: PrismaClient;
   sql: SqlReader;
-  reads: Database['reads'];
+  reads: ReadCache;
   rateLimiter: KeyRateLimiter;
   /** requests per minute of a key without its own limit, and of a session user */
   defaultRateLimit: number;

@@ -11,11 +11,11 @@
  * query returning the same row. The read routes run one or two of these per
  * request, so they read here; writes and administration stay on the model API.
  */
-import { LRUCache } from 'lru-cache';
 import type { SqlReader } from '../db/sql.js';
 import { type Metric, Prisma } from '../generated/prisma/client.js';
 import { type EffectiveFilter, filterSql } from './list.js';
 import type { MetricPart } from './parts.js';
+import type { KeptReads } from './read-cache.js';
 
 /** Every field of the model and its column: the type makes a missing or unknown field a compile error. */
 const METRIC_FIELDS: Record<keyof Metric, string> = {
@@ -124,62 +124,6 @@ export interface MetricPage {
   rows: Metric[];
   /** all metrics the filter matches */
   total: number;
-}
-
-/** A search page as kept: the ids of its metrics, in order, and the total of all matches. */
-export interface SearchHits {
-  ids: string[];
-  total: number;
-}
-
-/**
- * Reads kept in this process by organization and its `metrics_version`:
- * list totals by filter, search pages by query, filter and page. Both are
- * bounded in bytes (an estimate of the heap an entry holds: its key, two
- * bytes a character, and its value), whatever the keys or pages are, so
- * that no sequence of distinct requests grows the heap past the bounds.
- */
-export interface ReadCache {
-  totals: LRUCache<string, number>;
-  searches: LRUCache<string, SearchHits>;
-}
-
-export interface ReadCacheBounds {
-  /** bytes of all kept list totals (default {@link DEFAULT_READ_CACHE_BOUNDS}) */
-  totalsBytes: number;
-  /** bytes of all kept search pages */
-  searchesBytes: number;
-}
-
-/** 4 MiB of totals (about 20,000 filters), 16 MiB of search pages (about 100,000 metric ids). */
-export const DEFAULT_READ_CACHE_BOUNDS: ReadCacheBounds = {
-  totalsBytes: 4 * 1024 * 1024,
-  searchesBytes: 16 * 1024 * 1024,
-};
-
-/** What one entry is taken to hold: its key (UTF-16), a fixed overhead for the entry, and its value. */
-const ENTRY_OVERHEAD_BYTES = 64;
-const ID_BYTES = 2 * 36 + 16;
-export const keptEntryBytes = (key: string, value: number | SearchHits) =>
-  2 * key.length + ENTRY_OVERHEAD_BYTES + (typeof value === 'number' ? 8 : value.ids.length * ID_BYTES);
-
-export function createReadCache(bounds: ReadCacheBounds = DEFAULT_READ_CACHE_BOUNDS): ReadCache {
-  return {
-    totals: new LRUCache<string, number>({
-      maxSize: bounds.totalsBytes,
-      sizeCalculation: (value, key) => keptEntryBytes(key, value),
-    }),
-    searches: new LRUCache<string, SearchHits>({
-      maxSize: bounds.searchesBytes,
-      sizeCalculation: (value, key) => keptEntryBytes(key, value),
-    }),
-  };
-}
-
-/** The cache and the organization's `metrics_version`, read with the caller's key or session. */
-export interface KeptReads {
-  cache: ReadCache;
-  version: string;
 }
 
 /** The key of a kept read: valid for this organization's metrics as of `kept.version` only. */

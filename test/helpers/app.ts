@@ -11,6 +11,7 @@ import { loadFixture } from '../../src/fixtures/load.js';
 import type { Metrics } from '../../src/http/metrics.js';
 import type { ThrottleConfig } from '../../src/http/request-auth.js';
 import { createKeyRateLimiter, type KeyRateLimiter } from '../../src/limits/key-rate-limiter.js';
+import type { ReadCache } from '../../src/metric/read-cache.js';
 import type { SummaryConfig } from '../../src/summaries/generator.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 
@@ -62,6 +63,8 @@ export interface TestAppOptions {
   requestDeadlineMs?: number;
   /** connections of the test database's pool (PostgreSQL); default 4 */
   poolSize?: number;
+  /** default: one of the app's own, of the service's bounds */
+  readCache?: ReadCache;
 }
 
 /** Builds one more app (an instance) over an existing test database. */
@@ -72,6 +75,7 @@ export async function buildTestInstance(database: Database, options: TestAppOpti
     logger: options.logger,
     metrics: options.metrics,
     rateLimiter,
+    readCache: options.readCache,
     config: {
       publicAppUrl: options.publicAppUrl ?? TEST_PUBLIC_APP_URL,
       summaries: { ...TEST_SUMMARIES, ...options.summaries },

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/client.js';
 import { loadFixture } from '../../src/fixtures/load.js';
 import { MAX_FILTER_CHARACTERS, MAX_SEARCH_CHARACTERS, MAX_SEARCH_WORDS } from '../../src/metric/input.js';
-import { keptEntryBytes, type ReadCache } from '../../src/metric/rows.js';
+import { createReadCache, keptEntryBytes, type ReadCache } from '../../src/metric/read-cache.js';
 import { registry } from '../fixtures/registry.js';
 import { buildTestInstance, startTestApp, type TestApp } from '../helpers/app.js';
 import { createTestTarget } from '../helpers/database.js';
@@ -21,8 +21,9 @@ acme.metric({ name: 'Net Revenue Growth' });
 acme.metric({ name: 'Churn' });
 
 let t: TestApp;
+const reads = createReadCache();
 beforeAll(async () => {
-  t = await startTestApp({ fixture: r.build() });
+  t = await startTestApp({ fixture: r.build(), readCache: reads });
 });
 afterAll(() => t.close());
 
@@ -120,14 +121,14 @@ describe('GraphQL: search and filter values are bounded', () => {
   });
 
   it('finding 1 at a small scale: distinct 900 KB searches are refused and never kept', async () => {
-    const before = { totals: t.database.reads.totals.size, searches: t.database.reads.searches.size };
+    const before = { totals: reads.totals.size, searches: reads.searches.size };
     for (let i = 0; i < 10; i++) {
       const body = (await graphql(SEARCH, { s: `${i} ${'r'.repeat(900 * 1024)}` })).json();
       expect(body.data).toBeNull();
       expect(body.errors[0].message).toBe(`search must be at most ${MAX_SEARCH_CHARACTERS} characters`);
     }
-    expect(t.database.reads.searches.size).toBe(before.searches);
-    expect(t.database.reads.totals.size).toBe(before.totals);
+    expect(reads.searches.size).toBe(before.searches);
+    expect(reads.totals.size).toBe(before.totals);
   });
 });
 
@@ -147,10 +148,10 @@ describe('read caches are bounded in bytes and keyed by the normalized query', (
     const database = await openDatabase(target, {
       migrate: target.kind === 'embedded',
       poolSize: 4,
-      readCache: bounds,
     });
     await loadFixture(database.prisma, r.build());
-    const app = await buildTestInstance(database);
+    const reads = createReadCache(bounds);
+    const app = await buildTestInstance(database, { readCache: reads });
     try {
       const get = (params: Record<string, string>) =>
         app.inject({
@@ -171,21 +172,21 @@ describe('read caches are bounded in bytes and keyed by the normalized query', (
           ).statusCode,
         ).toBe(200);
       }
-      const held = heldBytes(database.reads);
+      const held = heldBytes(reads);
       expect(held.totals).toBeGreaterThan(bounds.totalsBytes / 2);
       expect(held.totals).toBeLessThanOrEqual(bounds.totalsBytes);
       expect(held.searches).toBeGreaterThan(bounds.searchesBytes / 2);
       expect(held.searches).toBeLessThanOrEqual(bounds.searchesBytes);
-      expect(database.reads.totals.calculatedSize).toBe(held.totals);
-      expect(database.reads.searches.calculatedSize).toBe(held.searches);
+      expect(reads.totals.calculatedSize).toBe(held.totals);
+      expect(reads.searches.calculatedSize).toBe(held.searches);
 
       // Spellings that differ in case and whitespace share one kept page.
-      database.reads.searches.clear();
+      reads.searches.clear();
       for (const q of ['net revenue', '  Net   Revenue ', 'NET\trevenue']) {
         const res = await get({ q });
         expect(res.json().data.map((m: { name: string }) => m.name)).toEqual(['Net Revenue Growth']);
       }
-      expect(database.reads.searches.size).toBe(1);
+      expect(reads.searches.size).toBe(1);
     } finally {
       await app.close();
       await database.close();
