@@ -6,6 +6,13 @@
  * limiting. It is what the service is measured against, not a second
  * implementation: it supports what the bench sends (page, pageSize, q).
  *
+ * Every statement is a named prepared statement (`pool.query({ name, text,
+ * values })`), as a plain implementation would write it: PostgreSQL parses and
+ * plans it once per connection, not on every request. Each distinct text has
+ * its own name. The floor counts the statements it sends and the requests it
+ * answers; `GET /bench/statements` returns both (the bench reads statements
+ * per request from them).
+ *
  * Run: DATABASE_URL=... PORT=... PUBLIC_APP_URL=... node --import tsx bench/floor.ts
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -135,6 +142,48 @@ LEFT JOIN LATERAL (SELECT id, definition_version, released_at FROM metric_versio
   WHERE metric_id = m.id AND status IN ('released', 'approved') ORDER BY released_at DESC NULLS LAST, id LIMIT 1) cv ON TRUE
 WHERE m.id = $1 AND m.org_id = $2`;
 
+const LIST_SQL = `SELECT ${LIST_COLUMNS}, (SELECT count(*)::int FROM metric WHERE org_id = $1) AS total
+  FROM metric m WHERE m.org_id = $1 ORDER BY m.name, m.id OFFSET $2 LIMIT $3`;
+/** The total of a page past the end (no row to carry it). */
+const LIST_TOTAL_SQL = 'SELECT count(*)::int AS total FROM metric WHERE org_id = $1';
+
+/**
+ * Search hits: the query, and the metrics only its corrected words match, as the service ranks them
+ * (src/metric/rows.ts). $1 org, $2 the lower-cased query, $3 its LIKE prefix, $4 its words (none for a
+ * structured query), $5 the query for websearch_to_tsquery.
+ */
+const SEARCH_EXACT = `CASE WHEN m.name_lower = $2 THEN 2 WHEN m.name_lower LIKE $3 THEN 1 ELSE 0 END`;
+const SEARCH_TSQUERY = `websearch_to_tsquery('english', $5)`;
+const SEARCH_CORRECTED = `
+  WITH word AS MATERIALIZED (
+    SELECT w.ord, w.word,
+      EXISTS (SELECT 1 FROM search_term t WHERE t.org_id = $1 AND t.term = w.word) AS known,
+      (SELECT string_agg(c.term, ' | ') FROM (
+         SELECT t.term FROM search_term t
+         WHERE t.org_id = $1 AND length(w.word) > 2 AND (t.term % w.word OR t.term LIKE '%' || w.word || '%')
+         ORDER BY t.term LIKE '%' || w.word || '%' DESC, similarity(t.term, w.word) DESC, t.term LIMIT 20) c) AS corrections
+    FROM unnest($4::text[]) WITH ORDINALITY AS w(word, ord))
+  SELECT to_tsquery('english', string_agg(
+      '(' || CASE WHEN known OR corrections IS NULL THEN word ELSE corrections END || ')', ' & ' ORDER BY ord)) AS q
+  FROM word HAVING bool_or(NOT known AND corrections IS NOT NULL)`;
+const SEARCH_HITS = `
+  SELECT m.id, m.name, ${SEARCH_EXACT} AS exact, 1 + ts_rank(m.search_vector, ${SEARCH_TSQUERY}) AS score
+  FROM metric_search m WHERE m.org_id = $1 AND m.search_vector @@ ${SEARCH_TSQUERY}
+  UNION ALL
+  SELECT m.id, m.name, ${SEARCH_EXACT}, ts_rank(m.search_vector, c.q)
+  FROM (${SEARCH_CORRECTED}) c JOIN metric_search m ON m.search_vector @@ c.q
+  WHERE m.org_id = $1 AND NOT (m.search_vector @@ ${SEARCH_TSQUERY})`;
+/** A page of hits ($6 offset, $7 limit) with the total. */
+const SEARCH_SQL = `SELECT ${LIST_COLUMNS}, hit.total FROM (
+    SELECT h.id, h.name, h.exact, h.score, count(*) OVER ()::int AS total FROM (${SEARCH_HITS}) h
+    ORDER BY h.exact DESC, h.score DESC, h.name, h.id OFFSET $6 LIMIT $7) hit
+  JOIN metric m ON m.id = hit.id
+  ORDER BY hit.exact DESC, hit.score DESC, hit.name, hit.id`;
+const SEARCH_TOTAL_SQL = `SELECT count(*)::int AS total FROM (${SEARCH_HITS}) h`;
+
+const KEY_SQL = `SELECT k.scopes, k.sandbox, k.revoked_at, o.id, o.slug, o.fiscal_calendar_start_month AS fiscal
+  FROM api_key k JOIN organization o ON o.id = k.org_id WHERE k.key_hash = $1`;
+
 const STALE_VALIDATION_MS = 30 * 24 * 60 * 60 * 1000;
 
 /** The trust verdict (README, "Trust verdict"), written out again as any plain implementation would. */
@@ -174,6 +223,14 @@ class Failure extends Error {
 
 export function createFloor(pool: pg.Pool, publicAppUrl: string) {
   const base = publicAppUrl.replace(/\/+$/, '');
+  /** Statements sent and requests answered since start (GET /bench/statements). */
+  const counters = { statements: 0, requests: 0 };
+
+  /** A named prepared statement: parsed and planned once per pooled connection. */
+  function run(name: string, text: string, values: unknown[]) {
+    counters.statements++;
+    return pool.query({ name: `floor_${name}`, text, values });
+  }
 
   async function authenticate(req: IncomingMessage, scope: keyof typeof SATISFIED_BY): Promise<Org> {
     const authorization = req.headers.authorization;
@@ -181,11 +238,7 @@ export function createFloor(pool: pg.Pool, publicAppUrl: string) {
     const secret = BEARER.exec(authorization)?.[1];
     if (!secret) throw new Failure(errors.invalidAuthorizationFormat);
     if (!API_KEY_PATTERN.test(secret)) throw new Failure(errors.invalidApiKeyFormat);
-    const { rows } = await pool.query(
-      `SELECT k.scopes, k.sandbox, k.revoked_at, o.id, o.slug, o.fiscal_calendar_start_month AS fiscal
-       FROM api_key k JOIN organization o ON o.id = k.org_id WHERE k.key_hash = $1`,
-      [hashSecret(secret)],
-    );
+    const { rows } = await run('key', KEY_SQL, [hashSecret(secret)]);
     const key = rows[0] as ({ scopes: string[]; sandbox: boolean; revoked_at: Date | null } & Org) | undefined;
     if (!key) throw new Failure(errors.invalidApiKey);
     if (key.revoked_at) throw new Failure(errors.revokedApiKey);
@@ -208,57 +261,23 @@ export function createFloor(pool: pg.Pool, publicAppUrl: string) {
     const skip = (page - 1) * pageSize;
     const q = params.get('q');
     let rows: Row[];
-    let countSql: string;
-    let countParams: unknown[];
+    let total: number;
     if (q?.trim()) {
       const text = q.trim().toLowerCase();
       const escaped = text.replace(/[\\%_]/g, (c) => `\\${c}`);
       const structured = /"|(^|\s)-\S|\sor\s/i.test(text);
       const words = structured ? [] : (text.match(/[\p{L}\p{N}]+/gu) ?? []);
-      // The query, and the metrics only its corrected words match, as the service ranks them (src/metric/rows.ts).
-      const exact = `CASE WHEN m.name_lower = $2 THEN 2 WHEN m.name_lower LIKE $3 THEN 1 ELSE 0 END`;
       const fullText = text.replace(/[^\p{L}\p{N}\s"-]+/gu, ' ').replace(/([\p{L}\p{N}])-+(?=[\p{L}\p{N}])/gu, '$1 ');
-      const tsq = `websearch_to_tsquery('english', $5)`;
-      const corrected = `
-        WITH word AS MATERIALIZED (
-          SELECT w.ord, w.word,
-            EXISTS (SELECT 1 FROM search_term t WHERE t.org_id = $1 AND t.term = w.word) AS known,
-            (SELECT string_agg(c.term, ' | ') FROM (
-               SELECT t.term FROM search_term t
-               WHERE t.org_id = $1 AND length(w.word) > 2 AND (t.term % w.word OR t.term LIKE '%' || w.word || '%')
-               ORDER BY t.term LIKE '%' || w.word || '%' DESC, similarity(t.term, w.word) DESC, t.term LIMIT 20) c) AS corrections
-          FROM unnest($4::text[]) WITH ORDINALITY AS w(word, ord))
-        SELECT to_tsquery('english', string_agg(
-            '(' || CASE WHEN known OR corrections IS NULL THEN word ELSE corrections END || ')', ' & ' ORDER BY ord)) AS q
-        FROM word HAVING bool_or(NOT known AND corrections IS NOT NULL)`;
-      const hits = `
-        SELECT m.id, m.name, ${exact} AS exact, 1 + ts_rank(m.search_vector, ${tsq}) AS score
-        FROM metric_search m WHERE m.org_id = $1 AND m.search_vector @@ ${tsq}
-        UNION ALL
-        SELECT m.id, m.name, ${exact}, ts_rank(m.search_vector, c.q)
-        FROM (${corrected}) c JOIN metric_search m ON m.search_vector @@ c.q
-        WHERE m.org_id = $1 AND NOT (m.search_vector @@ ${tsq})`;
-      ({ rows } = await pool.query(
-        `SELECT ${LIST_COLUMNS}, hit.total FROM (
-           SELECT h.id, h.name, h.exact, h.score, count(*) OVER ()::int AS total FROM (${hits}) h
-           ORDER BY h.exact DESC, h.score DESC, h.name, h.id OFFSET $6 LIMIT $7) hit
-         JOIN metric m ON m.id = hit.id
-         ORDER BY hit.exact DESC, hit.score DESC, hit.name, hit.id`,
-        [org.id, text, `${escaped}%`, words, fullText, skip, pageSize],
-      ));
-      countSql = `SELECT count(*)::int AS total FROM (${hits}) h`;
-      countParams = [org.id, text, `${escaped}%`, words, fullText];
+      const values = [org.id, text, `${escaped}%`, words, fullText];
+      ({ rows } = await run('search', SEARCH_SQL, [...values, skip, pageSize]));
+      total = (rows[0]?.total as number | undefined) ?? 0;
+      if (!rows.length && skip > 0)
+        total = (await run('search_total', SEARCH_TOTAL_SQL, values)).rows[0].total as number;
     } else {
-      ({ rows } = await pool.query(
-        `SELECT ${LIST_COLUMNS}, (SELECT count(*)::int FROM metric WHERE org_id = $1) AS total
-         FROM metric m WHERE m.org_id = $1 ORDER BY m.name, m.id OFFSET $2 LIMIT $3`,
-        [org.id, skip, pageSize],
-      ));
-      countSql = 'SELECT count(*)::int AS total FROM metric WHERE org_id = $1';
-      countParams = [org.id];
+      ({ rows } = await run('list', LIST_SQL, [org.id, skip, pageSize]));
+      total = (rows[0]?.total as number | undefined) ?? 0;
+      if (!rows.length && skip > 0) total = (await run('list_total', LIST_TOTAL_SQL, [org.id])).rows[0].total as number;
     }
-    let total = (rows[0]?.total as number | undefined) ?? 0;
-    if (!rows.length && skip > 0) total = (await pool.query(countSql, countParams)).rows[0].total as number;
     return {
       data: rows.map(listItem),
       pagination: { page, pageSize, total, totalPages: Math.ceil(total / pageSize) },
@@ -267,7 +286,7 @@ export function createFloor(pool: pg.Pool, publicAppUrl: string) {
   }
 
   async function detail(org: Org, id: string) {
-    const r = (await pool.query(DETAIL_SQL, [id, org.id])).rows[0] as Row | undefined;
+    const r = (await run('detail', DETAIL_SQL, [id, org.id])).rows[0] as Row | undefined;
     if (!r) throw new Failure(errors.metricNotFound);
     const metric = {
       id: r.id,
@@ -337,7 +356,7 @@ export function createFloor(pool: pg.Pool, publicAppUrl: string) {
   }
 
   async function contract(org: Org, id: string) {
-    const r = (await pool.query(CONTRACT_SQL, [id, org.id])).rows[0] as Row | undefined;
+    const r = (await run('contract', CONTRACT_SQL, [id, org.id])).rows[0] as Row | undefined;
     if (!r) throw new Failure(errors.metricNotFound);
     return {
       data: {
@@ -397,6 +416,8 @@ export function createFloor(pool: pg.Pool, publicAppUrl: string) {
   }
 
   return createServer((req: IncomingMessage, res: ServerResponse) => {
+    if (req.url === '/bench/statements') return send(res, 200, counters);
+    counters.requests++;
     route(req).then(
       (body) => send(res, 200, body),
       (error: unknown) => {
