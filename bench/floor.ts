@@ -4,7 +4,9 @@
  * hand-written SQL, no framework, ORM or GraphQL. Two statements a request
  * (the key lookup by hash, then one statement for the route), no rate
  * limiting. It is what the service is measured against, not a second
- * implementation: it supports what the bench sends (page, pageSize, q).
+ * implementation: it supports what the bench sends (page, pageSize, q), and
+ * on POST /graphql the bench's dashboard document only (DASHBOARD_QUERY, as
+ * one statement; any other document is a 400).
  *
  * Every statement is a named prepared statement (`pool.query({ name, text,
  * values })`), as a plain implementation would write it: PostgreSQL parses and
@@ -18,8 +20,9 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import pg from 'pg';
 import { API_KEY_PATTERN, hashSecret } from '../src/auth/secrets.js';
-import { type ErrorResponse, errors } from '../src/errors.js';
+import { badRequest, type ErrorResponse, errors } from '../src/errors.js';
 import { isUuid } from '../src/uuid.js';
+import { DASHBOARD_QUERY } from './load.js';
 
 type Row = Record<string, unknown>;
 interface Org {
@@ -183,6 +186,21 @@ const SEARCH_TOTAL_SQL = `SELECT count(*)::int AS total FROM (${SEARCH_HITS}) h`
 
 const KEY_SQL = `SELECT k.scopes, k.sandbox, k.revoked_at, o.id, o.slug, o.fiscal_calendar_start_month AS fiscal
   FROM api_key k JOIN organization o ON o.id = k.org_id WHERE k.key_hash = $1`;
+
+/**
+ * The GraphQL dashboard (DASHBOARD_QUERY in load.ts) as one statement: a page of 100 metrics by name
+ * with thread count, live (not deleted) message count and pinned notes (at most 10, newest pinned
+ * first), and the organization's total (an init plan, computed once).
+ */
+const DASHBOARD_SQL = `SELECT m.id, m.name, m.lifecycle_status::text AS lifecycle,
+  (SELECT count(*)::int FROM thread t WHERE t.metric_id = m.id) AS thread_count,
+  (SELECT count(*)::int FROM message g WHERE g.metric_id = m.id AND g.deleted_at IS NULL) AS message_count,
+  (SELECT coalesce(json_agg(json_build_object('messageId', n.id, 'body', n.body) ORDER BY n.pinned_at DESC, n.id), '[]')
+    FROM (SELECT g.id, g.body, g.pinned_at FROM message g
+      WHERE g.metric_id = m.id AND g.pinned_at IS NOT NULL AND g.deleted_at IS NULL
+      ORDER BY g.pinned_at DESC, g.id LIMIT 10) n) AS notes,
+  (SELECT count(*)::int FROM metric WHERE org_id = $1) AS total
+FROM metric m WHERE m.org_id = $1 ORDER BY m.name, m.id LIMIT 100`;
 
 const STALE_VALIDATION_MS = 30 * 24 * 60 * 60 * 1000;
 
@@ -395,8 +413,43 @@ export function createFloor(pool: pg.Pool, publicAppUrl: string) {
     };
   }
 
+  /** POST /graphql: the dashboard document only, as the service answers it. */
+  async function dashboard(req: IncomingMessage) {
+    const org = await authenticate(req, 'metrics:read');
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    let query: unknown;
+    try {
+      query = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { query?: unknown }).query;
+    } catch {
+      query = undefined;
+    }
+    if (query !== DASHBOARD_QUERY) {
+      throw new Failure(badRequest('the floor answers the bench dashboard query (DASHBOARD_QUERY) only'));
+    }
+    const { rows } = await run('dashboard', DASHBOARD_SQL, [org.id]);
+    let total = (rows[0]?.total as number | undefined) ?? 0;
+    if (!rows.length) total = (await run('list_total', LIST_TOTAL_SQL, [org.id])).rows[0].total as number;
+    return {
+      data: {
+        metrics: {
+          items: rows.map((r) => ({
+            id: r.id,
+            name: r.name,
+            lifecycleStatus: r.lifecycle,
+            discussionThreadCount: r.thread_count,
+            discussionMessageCount: r.message_count,
+            agentContextNotes: r.notes,
+          })),
+          pagination: { total },
+        },
+      },
+    };
+  }
+
   async function route(req: IncomingMessage): Promise<unknown> {
     const url = new URL(req.url ?? '/', 'http://floor');
+    if (url.pathname === '/graphql' && req.method === 'POST') return dashboard(req);
     const parts = url.pathname.split('/');
     // ['', 'api', 'v1', 'metrics', id?, 'contract'?]
     if (req.method !== 'GET' || parts[1] !== 'api' || parts[2] !== 'v1' || parts[3] !== 'metrics' || parts.length > 6) {
