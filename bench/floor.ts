@@ -4,15 +4,25 @@
  * hand-written SQL, no framework, ORM or GraphQL. Two statements a request
  * (the key lookup by hash, then one statement for the route), no rate
  * limiting. It is what the service is measured against, not a second
- * implementation: it supports what the bench sends (page, pageSize, q).
+ * implementation: it supports what the bench sends (page, pageSize, q), and
+ * on POST /graphql the bench's dashboard document only (DASHBOARD_QUERY, as
+ * one statement; any other document is a 400).
+ *
+ * Every statement is a named prepared statement (`pool.query({ name, text,
+ * values })`), as a plain implementation would write it: PostgreSQL parses and
+ * plans it once per connection, not on every request. Each distinct text has
+ * its own name. The floor counts the statements it sends and the requests it
+ * answers; `GET /bench/statements` returns both (the bench reads statements
+ * per request from them).
  *
  * Run: DATABASE_URL=... PORT=... PUBLIC_APP_URL=... node --import tsx bench/floor.ts
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import pg from 'pg';
 import { API_KEY_PATTERN, hashSecret } from '../src/auth/secrets.js';
-import { type ErrorResponse, errors } from '../src/errors.js';
+import { badRequest, type ErrorResponse, errors } from '../src/errors.js';
 import { isUuid } from '../src/uuid.js';
+import { DASHBOARD_QUERY } from './load.js';
 
 type Row = Record<string, unknown>;
 interface Org {
@@ -135,6 +145,63 @@ LEFT JOIN LATERAL (SELECT id, definition_version, released_at FROM metric_versio
   WHERE metric_id = m.id AND status IN ('released', 'approved') ORDER BY released_at DESC NULLS LAST, id LIMIT 1) cv ON TRUE
 WHERE m.id = $1 AND m.org_id = $2`;
 
+const LIST_SQL = `SELECT ${LIST_COLUMNS}, (SELECT count(*)::int FROM metric WHERE org_id = $1) AS total
+  FROM metric m WHERE m.org_id = $1 ORDER BY m.name, m.id OFFSET $2 LIMIT $3`;
+/** The total of a page past the end (no row to carry it). */
+const LIST_TOTAL_SQL = 'SELECT count(*)::int AS total FROM metric WHERE org_id = $1';
+
+/**
+ * Search hits: the query, and the metrics only its corrected words match, as the service ranks them
+ * (src/metric/rows.ts). $1 org, $2 the lower-cased query, $3 its LIKE prefix, $4 its words (none for a
+ * structured query), $5 the query for websearch_to_tsquery.
+ */
+const SEARCH_EXACT = `CASE WHEN m.name_lower = $2 THEN 2 WHEN m.name_lower LIKE $3 THEN 1 ELSE 0 END`;
+const SEARCH_TSQUERY = `websearch_to_tsquery('english', $5)`;
+const SEARCH_CORRECTED = `
+  WITH word AS MATERIALIZED (
+    SELECT w.ord, w.word,
+      EXISTS (SELECT 1 FROM search_term t WHERE t.org_id = $1 AND t.term = w.word) AS known,
+      (SELECT string_agg(c.term, ' | ') FROM (
+         SELECT t.term FROM search_term t
+         WHERE t.org_id = $1 AND length(w.word) > 2 AND (t.term % w.word OR t.term LIKE '%' || w.word || '%')
+         ORDER BY t.term LIKE '%' || w.word || '%' DESC, similarity(t.term, w.word) DESC, t.term LIMIT 20) c) AS corrections
+    FROM unnest($4::text[]) WITH ORDINALITY AS w(word, ord))
+  SELECT to_tsquery('english', string_agg(
+      '(' || CASE WHEN known OR corrections IS NULL THEN word ELSE corrections END || ')', ' & ' ORDER BY ord)) AS q
+  FROM word HAVING bool_or(NOT known AND corrections IS NOT NULL)`;
+const SEARCH_HITS = `
+  SELECT m.id, m.name, ${SEARCH_EXACT} AS exact, 1 + ts_rank(m.search_vector, ${SEARCH_TSQUERY}) AS score
+  FROM metric_search m WHERE m.org_id = $1 AND m.search_vector @@ ${SEARCH_TSQUERY}
+  UNION ALL
+  SELECT m.id, m.name, ${SEARCH_EXACT}, ts_rank(m.search_vector, c.q)
+  FROM (${SEARCH_CORRECTED}) c JOIN metric_search m ON m.search_vector @@ c.q
+  WHERE m.org_id = $1 AND NOT (m.search_vector @@ ${SEARCH_TSQUERY})`;
+/** A page of hits ($6 offset, $7 limit) with the total. */
+const SEARCH_SQL = `SELECT ${LIST_COLUMNS}, hit.total FROM (
+    SELECT h.id, h.name, h.exact, h.score, count(*) OVER ()::int AS total FROM (${SEARCH_HITS}) h
+    ORDER BY h.exact DESC, h.score DESC, h.name, h.id OFFSET $6 LIMIT $7) hit
+  JOIN metric m ON m.id = hit.id
+  ORDER BY hit.exact DESC, hit.score DESC, hit.name, hit.id`;
+const SEARCH_TOTAL_SQL = `SELECT count(*)::int AS total FROM (${SEARCH_HITS}) h`;
+
+const KEY_SQL = `SELECT k.scopes, k.sandbox, k.revoked_at, o.id, o.slug, o.fiscal_calendar_start_month AS fiscal
+  FROM api_key k JOIN organization o ON o.id = k.org_id WHERE k.key_hash = $1`;
+
+/**
+ * The GraphQL dashboard (DASHBOARD_QUERY in load.ts) as one statement: a page of 100 metrics by name
+ * with thread count, live (not deleted) message count and pinned notes (at most 10, newest pinned
+ * first), and the organization's total (an init plan, computed once).
+ */
+const DASHBOARD_SQL = `SELECT m.id, m.name, m.lifecycle_status::text AS lifecycle,
+  (SELECT count(*)::int FROM thread t WHERE t.metric_id = m.id) AS thread_count,
+  (SELECT count(*)::int FROM message g WHERE g.metric_id = m.id AND g.deleted_at IS NULL) AS message_count,
+  (SELECT coalesce(json_agg(json_build_object('messageId', n.id, 'body', n.body) ORDER BY n.pinned_at DESC, n.id), '[]')
+    FROM (SELECT g.id, g.body, g.pinned_at FROM message g
+      WHERE g.metric_id = m.id AND g.pinned_at IS NOT NULL AND g.deleted_at IS NULL
+      ORDER BY g.pinned_at DESC, g.id LIMIT 10) n) AS notes,
+  (SELECT count(*)::int FROM metric WHERE org_id = $1) AS total
+FROM metric m WHERE m.org_id = $1 ORDER BY m.name, m.id LIMIT 100`;
+
 const STALE_VALIDATION_MS = 30 * 24 * 60 * 60 * 1000;
 
 /** The trust verdict (README, "Trust verdict"), written out again as any plain implementation would. */
@@ -174,6 +241,14 @@ class Failure extends Error {
 
 export function createFloor(pool: pg.Pool, publicAppUrl: string) {
   const base = publicAppUrl.replace(/\/+$/, '');
+  /** Statements sent and requests answered since start (GET /bench/statements). */
+  const counters = { statements: 0, requests: 0 };
+
+  /** A named prepared statement: parsed and planned once per pooled connection. */
+  function run(name: string, text: string, values: unknown[]) {
+    counters.statements++;
+    return pool.query({ name: `floor_${name}`, text, values });
+  }
 
   async function authenticate(req: IncomingMessage, scope: keyof typeof SATISFIED_BY): Promise<Org> {
     const authorization = req.headers.authorization;
@@ -181,11 +256,7 @@ export function createFloor(pool: pg.Pool, publicAppUrl: string) {
     const secret = BEARER.exec(authorization)?.[1];
     if (!secret) throw new Failure(errors.invalidAuthorizationFormat);
     if (!API_KEY_PATTERN.test(secret)) throw new Failure(errors.invalidApiKeyFormat);
-    const { rows } = await pool.query(
-      `SELECT k.scopes, k.sandbox, k.revoked_at, o.id, o.slug, o.fiscal_calendar_start_month AS fiscal
-       FROM api_key k JOIN organization o ON o.id = k.org_id WHERE k.key_hash = $1`,
-      [hashSecret(secret)],
-    );
+    const { rows } = await run('key', KEY_SQL, [hashSecret(secret)]);
     const key = rows[0] as ({ scopes: string[]; sandbox: boolean; revoked_at: Date | null } & Org) | undefined;
     if (!key) throw new Failure(errors.invalidApiKey);
     if (key.revoked_at) throw new Failure(errors.revokedApiKey);
@@ -208,57 +279,23 @@ export function createFloor(pool: pg.Pool, publicAppUrl: string) {
     const skip = (page - 1) * pageSize;
     const q = params.get('q');
     let rows: Row[];
-    let countSql: string;
-    let countParams: unknown[];
+    let total: number;
     if (q?.trim()) {
       const text = q.trim().toLowerCase();
       const escaped = text.replace(/[\\%_]/g, (c) => `\\${c}`);
       const structured = /"|(^|\s)-\S|\sor\s/i.test(text);
       const words = structured ? [] : (text.match(/[\p{L}\p{N}]+/gu) ?? []);
-      // The query, and the metrics only its corrected words match, as the service ranks them (src/metric/rows.ts).
-      const exact = `CASE WHEN m.name_lower = $2 THEN 2 WHEN m.name_lower LIKE $3 THEN 1 ELSE 0 END`;
       const fullText = text.replace(/[^\p{L}\p{N}\s"-]+/gu, ' ').replace(/([\p{L}\p{N}])-+(?=[\p{L}\p{N}])/gu, '$1 ');
-      const tsq = `websearch_to_tsquery('english', $5)`;
-      const corrected = `
-        WITH word AS MATERIALIZED (
-          SELECT w.ord, w.word,
-            EXISTS (SELECT 1 FROM search_term t WHERE t.org_id = $1 AND t.term = w.word) AS known,
-            (SELECT string_agg(c.term, ' | ') FROM (
-               SELECT t.term FROM search_term t
-               WHERE t.org_id = $1 AND length(w.word) > 2 AND (t.term % w.word OR t.term LIKE '%' || w.word || '%')
-               ORDER BY t.term LIKE '%' || w.word || '%' DESC, similarity(t.term, w.word) DESC, t.term LIMIT 20) c) AS corrections
-          FROM unnest($4::text[]) WITH ORDINALITY AS w(word, ord))
-        SELECT to_tsquery('english', string_agg(
-            '(' || CASE WHEN known OR corrections IS NULL THEN word ELSE corrections END || ')', ' & ' ORDER BY ord)) AS q
-        FROM word HAVING bool_or(NOT known AND corrections IS NOT NULL)`;
-      const hits = `
-        SELECT m.id, m.name, ${exact} AS exact, 1 + ts_rank(m.search_vector, ${tsq}) AS score
-        FROM metric_search m WHERE m.org_id = $1 AND m.search_vector @@ ${tsq}
-        UNION ALL
-        SELECT m.id, m.name, ${exact}, ts_rank(m.search_vector, c.q)
-        FROM (${corrected}) c JOIN metric_search m ON m.search_vector @@ c.q
-        WHERE m.org_id = $1 AND NOT (m.search_vector @@ ${tsq})`;
-      ({ rows } = await pool.query(
-        `SELECT ${LIST_COLUMNS}, hit.total FROM (
-           SELECT h.id, h.name, h.exact, h.score, count(*) OVER ()::int AS total FROM (${hits}) h
-           ORDER BY h.exact DESC, h.score DESC, h.name, h.id OFFSET $6 LIMIT $7) hit
-         JOIN metric m ON m.id = hit.id
-         ORDER BY hit.exact DESC, hit.score DESC, hit.name, hit.id`,
-        [org.id, text, `${escaped}%`, words, fullText, skip, pageSize],
-      ));
-      countSql = `SELECT count(*)::int AS total FROM (${hits}) h`;
-      countParams = [org.id, text, `${escaped}%`, words, fullText];
+      const values = [org.id, text, `${escaped}%`, words, fullText];
+      ({ rows } = await run('search', SEARCH_SQL, [...values, skip, pageSize]));
+      total = (rows[0]?.total as number | undefined) ?? 0;
+      if (!rows.length && skip > 0)
+        total = (await run('search_total', SEARCH_TOTAL_SQL, values)).rows[0].total as number;
     } else {
-      ({ rows } = await pool.query(
-        `SELECT ${LIST_COLUMNS}, (SELECT count(*)::int FROM metric WHERE org_id = $1) AS total
-         FROM metric m WHERE m.org_id = $1 ORDER BY m.name, m.id OFFSET $2 LIMIT $3`,
-        [org.id, skip, pageSize],
-      ));
-      countSql = 'SELECT count(*)::int AS total FROM metric WHERE org_id = $1';
-      countParams = [org.id];
+      ({ rows } = await run('list', LIST_SQL, [org.id, skip, pageSize]));
+      total = (rows[0]?.total as number | undefined) ?? 0;
+      if (!rows.length && skip > 0) total = (await run('list_total', LIST_TOTAL_SQL, [org.id])).rows[0].total as number;
     }
-    let total = (rows[0]?.total as number | undefined) ?? 0;
-    if (!rows.length && skip > 0) total = (await pool.query(countSql, countParams)).rows[0].total as number;
     return {
       data: rows.map(listItem),
       pagination: { page, pageSize, total, totalPages: Math.ceil(total / pageSize) },
@@ -267,7 +304,7 @@ export function createFloor(pool: pg.Pool, publicAppUrl: string) {
   }
 
   async function detail(org: Org, id: string) {
-    const r = (await pool.query(DETAIL_SQL, [id, org.id])).rows[0] as Row | undefined;
+    const r = (await run('detail', DETAIL_SQL, [id, org.id])).rows[0] as Row | undefined;
     if (!r) throw new Failure(errors.metricNotFound);
     const metric = {
       id: r.id,
@@ -337,7 +374,7 @@ export function createFloor(pool: pg.Pool, publicAppUrl: string) {
   }
 
   async function contract(org: Org, id: string) {
-    const r = (await pool.query(CONTRACT_SQL, [id, org.id])).rows[0] as Row | undefined;
+    const r = (await run('contract', CONTRACT_SQL, [id, org.id])).rows[0] as Row | undefined;
     if (!r) throw new Failure(errors.metricNotFound);
     return {
       data: {
@@ -376,8 +413,43 @@ export function createFloor(pool: pg.Pool, publicAppUrl: string) {
     };
   }
 
+  /** POST /graphql: the dashboard document only, as the service answers it. */
+  async function dashboard(req: IncomingMessage) {
+    const org = await authenticate(req, 'metrics:read');
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    let query: unknown;
+    try {
+      query = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { query?: unknown }).query;
+    } catch {
+      query = undefined;
+    }
+    if (query !== DASHBOARD_QUERY) {
+      throw new Failure(badRequest('the floor answers the bench dashboard query (DASHBOARD_QUERY) only'));
+    }
+    const { rows } = await run('dashboard', DASHBOARD_SQL, [org.id]);
+    let total = (rows[0]?.total as number | undefined) ?? 0;
+    if (!rows.length) total = (await run('list_total', LIST_TOTAL_SQL, [org.id])).rows[0].total as number;
+    return {
+      data: {
+        metrics: {
+          items: rows.map((r) => ({
+            id: r.id,
+            name: r.name,
+            lifecycleStatus: r.lifecycle,
+            discussionThreadCount: r.thread_count,
+            discussionMessageCount: r.message_count,
+            agentContextNotes: r.notes,
+          })),
+          pagination: { total },
+        },
+      },
+    };
+  }
+
   async function route(req: IncomingMessage): Promise<unknown> {
     const url = new URL(req.url ?? '/', 'http://floor');
+    if (url.pathname === '/graphql' && req.method === 'POST') return dashboard(req);
     const parts = url.pathname.split('/');
     // ['', 'api', 'v1', 'metrics', id?, 'contract'?]
     if (req.method !== 'GET' || parts[1] !== 'api' || parts[2] !== 'v1' || parts[3] !== 'metrics' || parts.length > 6) {
@@ -397,6 +469,8 @@ export function createFloor(pool: pg.Pool, publicAppUrl: string) {
   }
 
   return createServer((req: IncomingMessage, res: ServerResponse) => {
+    if (req.url === '/bench/statements') return send(res, 200, counters);
+    counters.requests++;
     route(req).then(
       (body) => send(res, 200, body),
       (error: unknown) => {

@@ -20,8 +20,16 @@ export const ALL_ROUTES: RouteName[] = [
   'contract',
   'graphql',
 ];
-/** Routes the floor serves too. */
-export const FLOOR_ROUTES: RouteName[] = ['list', 'search', 'search-cold', 'detail', 'contract'];
+/** The servers measured next to the service (bench/floor.ts, bench/postgraphile.ts). */
+export type PeerName = 'floor' | 'postgraphile';
+export const PEERS: PeerName[] = ['floor', 'postgraphile'];
+/** Routes each peer serves: the floor every route but the conditional ones, PostGraphile the dashboard. */
+export const PEER_ROUTES: Record<PeerName, RouteName[]> = {
+  floor: ['list', 'search', 'search-cold', 'detail', 'contract', 'graphql'],
+  postgraphile: ['graphql'],
+};
+/** The peers of a route, in the order of a round (after the service: A B, or A B C for graphql). */
+export const peersOf = (route: RouteName): PeerName[] => PEERS.filter((peer) => PEER_ROUTES[peer].includes(route));
 
 /** Typos and multi-word terms included: the corrections are part of the work. */
 export const SEARCH_TERMS = [
@@ -48,6 +56,102 @@ let coldQueries = 0;
 
 export const DASHBOARD_QUERY =
   '{ metrics(pageSize: 100) { items { id name lifecycleStatus discussionThreadCount discussionMessageCount agentContextNotes { messageId body } } pagination { total } } }';
+
+/**
+ * The same dashboard in PostGraphile's schema (bench/postgraphile.ts): the organization's first 100
+ * metrics by name, then id, with the computed columns for the counts and the pinned notes, and the
+ * total. PostGraphile has no authentication here, so the organization is a condition.
+ */
+export const POSTGRAPHILE_DASHBOARD_QUERY =
+  'query Dashboard($org: UUID!) { allMetrics(first: 100, condition: { orgId: $org }, orderBy: [NAME_ASC, ROW_ID_ASC]) { nodes { rowId name lifecycleStatus discussionThreadCount discussionMessageCount agentContextNotes { nodes { rowId body } } } totalCount } }';
+
+/** The dashboard request of PostGraphile, for the organization of the bench key. */
+export function postgraphileDashboard(orgId: string): RouteRequest {
+  return {
+    method: 'POST',
+    path: () => '/graphql',
+    body: JSON.stringify({ query: POSTGRAPHILE_DASHBOARD_QUERY, variables: { org: orgId } }),
+  };
+}
+
+/** A dashboard answer reduced to what every peer must agree on: ids, names, statuses, counts, notes, total. */
+export interface Dashboard {
+  total: number;
+  items: {
+    id: string;
+    name: string;
+    lifecycleStatus: string;
+    threads: number | null;
+    messages: number | null;
+    notes: { id: string; body: string }[];
+  }[];
+}
+
+interface ServiceDashboard {
+  data?: {
+    metrics?: {
+      items: {
+        id: string;
+        name: string;
+        lifecycleStatus: string;
+        discussionThreadCount: number | null;
+        discussionMessageCount: number | null;
+        agentContextNotes: { messageId: string; body: string }[] | null;
+      }[];
+      pagination: { total: number };
+    };
+  };
+}
+
+interface PostGraphileDashboard {
+  data?: {
+    allMetrics?: {
+      nodes: {
+        rowId: string;
+        name: string;
+        lifecycleStatus: string;
+        discussionThreadCount: number | null;
+        discussionMessageCount: number | null;
+        agentContextNotes: { nodes: { rowId: string; body: string }[] };
+      }[];
+      totalCount: number;
+    };
+  };
+}
+
+/** The service's (and the floor's) dashboard answer as a {@link Dashboard}; null when it has no data. */
+export function serviceDashboard(body: unknown): Dashboard | null {
+  const page = (body as ServiceDashboard).data?.metrics;
+  if (!page) return null;
+  return {
+    total: page.pagination.total,
+    items: page.items.map((m) => ({
+      id: m.id,
+      name: m.name,
+      lifecycleStatus: m.lifecycleStatus,
+      threads: m.discussionThreadCount,
+      messages: m.discussionMessageCount,
+      notes: (m.agentContextNotes ?? []).map((n) => ({ id: n.messageId, body: n.body })),
+    })),
+  };
+}
+
+/** PostGraphile's dashboard answer as a {@link Dashboard}; null when it has no data. */
+export function postgraphileDashboardOf(body: unknown): Dashboard | null {
+  const page = (body as PostGraphileDashboard).data?.allMetrics;
+  if (!page) return null;
+  return {
+    total: page.totalCount,
+    items: page.nodes.map((m) => ({
+      id: m.rowId,
+      name: m.name,
+      lifecycleStatus: m.lifecycleStatus,
+      threads: m.discussionThreadCount,
+      messages: m.discussionMessageCount,
+      notes: m.agentContextNotes.nodes.map((n) => ({ id: n.rowId, body: n.body })),
+    })),
+  };
+}
 
 export interface RouteRequest {
   method: 'GET' | 'POST';

@@ -4,9 +4,10 @@
  *                  [--profile <route>]
  *
  * Builds the service (`npm run build`), creates bench_<timestamp> on BENCH_DATABASE_URL's server,
- * migrates and seeds it, starts the service (compiled, as in production: dist/server.js) and the
- * floor (bench/floor.ts) as child processes, checks that both answer the same JSON, then loads
- * them in turn (A B A B ...) and writes bench/results/<date>.json.
+ * migrates and seeds it, starts the service (compiled, as in production: dist/server.js), the
+ * floor (bench/floor.ts) and, for the GraphQL dashboard, PostGraphile (bench/postgraphile.ts) as
+ * child processes, checks that they answer the same, then loads them in turn (A B A B ..., A B C
+ * for graphql) and writes bench/results/<date>.json.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -14,19 +15,24 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { migratePostgres } from '../src/db/migrate.js';
+import { checkEquivalence, peerStatementCounts, statementCounts } from './checks.js';
 import {
   ALL_ROUTES,
   conditionalRoute,
-  FLOOR_ROUTES,
-  type LoadResult,
+  PEERS,
+  type PeerName,
+  peersOf,
+  postgraphileDashboard,
   type RouteName,
   type RouteRequest,
   routeRequest,
   runLoad,
 } from './load.js';
-import { cpuMs, projectRoot, type Started, startNode, withPeakRss } from './processes.js';
+import { COMPUTED_COLUMNS } from './postgraphile.js';
+import { cpuMs, memoryMb, projectRoot, type Started, startNode, withPeakRss } from './processes.js';
 import { type ProfileSummary, summarizeProfile } from './profile.js';
-import { type SeedResult, seed } from './seed.js';
+import { buildReport, median, printReport, type RouteResults } from './report.js';
+import { seed } from './seed.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -52,21 +58,7 @@ const redisUrl = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const publicAppUrl = 'http://localhost:3000';
 const warmup = args.quick ? 1 : 2;
 
-const STATEMENT_TARGETS: Partial<Record<RouteName, number>> = {
-  list: 3,
-  'list-304': 1,
-  detail: 6,
-  'detail-304': 2,
-  contract: 6,
-  graphql: 8,
-};
 const log = (message: string) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}`);
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
-};
-const round1 = (x: number) => Math.round(x * 10) / 10;
 
 /**
  * The service as `npm start` runs it in production: compiled by `npm run build`, started with
@@ -103,84 +95,6 @@ function serviceEnv(databaseUrl: string, extra: Record<string, string | undefine
   };
 }
 
-/** The first path where two JSON values differ, or null. */
-function firstDifference(a: unknown, b: unknown, path = '$'): string | null {
-  if (typeof a !== typeof b || Array.isArray(a) !== Array.isArray(b) || (a === null) !== (b === null)) return path;
-  if (a && typeof a === 'object') {
-    const ka = Object.keys(a);
-    const kb = Object.keys(b as object);
-    if (ka.join() !== kb.join()) return `${path} keys [${ka.join()}] vs [${kb.join()}]`;
-    for (const k of ka) {
-      const d = firstDifference((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], `${path}.${k}`);
-      if (d) return d;
-    }
-    return null;
-  }
-  return a === b ? null : `${path}: ${JSON.stringify(a)} vs ${JSON.stringify(b)}`;
-}
-
-async function getJson(
-  base: string,
-  path: string,
-  apiKey: string,
-): Promise<{ status: number; body: unknown; timing: string | null }> {
-  const response = await fetch(base + path, { headers: { authorization: `Bearer ${apiKey}` } });
-  return { status: response.status, body: await response.json(), timing: response.headers.get('server-timing') };
-}
-
-/** Same status and JSON from service and floor, on the rotation's paths plus isolation and error cases. */
-async function checkEquivalence(service: Started, floor: Started, data: SeedResult) {
-  const checks: { route: string; path: string; difference: string | null }[] = [];
-  const paths: [string, string][] = [];
-  for (const route of FLOOR_ROUTES.filter((r) => routes.includes(r))) {
-    const request = routeRequest(route, data.metricIds);
-    for (let k = 0; k < 10; k++) paths.push([route, request.path(k)]);
-  }
-  paths.push(
-    ['isolation', `/api/v1/metrics/${data.foreignMetricId}`],
-    ['isolation', `/api/v1/metrics/${data.foreignMetricId}/contract`],
-  );
-  paths.push(['errors', '/api/v1/metrics/not-a-uuid'], ['list', `/api/v1/metrics?page=${Math.ceil(metrics / 20) + 5}`]);
-  for (const [route, path] of paths) {
-    const [s, f] = await Promise.all([
-      getJson(service.base, path, data.apiKey),
-      getJson(floor.base, path, data.apiKey),
-    ]);
-    const difference = s.status !== f.status ? `status ${s.status} vs ${f.status}` : firstDifference(s.body, f.body);
-    checks.push({ route, path, difference });
-  }
-  return checks;
-}
-
-/** Statements per request from Server-Timing (`desc="<n> queries"`), over the rotation. */
-async function statementCounts(
-  service: Started,
-  data: SeedResult,
-  requests: Map<RouteName, RouteRequest>,
-): Promise<Partial<Record<RouteName, number[]>>> {
-  const counts: Partial<Record<RouteName, number[]>> = {};
-  for (const route of routes) {
-    const request = requests.get(route) ?? routeRequest(route, data.metricIds);
-    const seen: number[] = [];
-    for (let k = 0; k < 10; k++) {
-      const response = await fetch(service.base + request.path(k), {
-        method: request.method,
-        headers: {
-          authorization: `Bearer ${data.apiKey}`,
-          'content-type': 'application/json',
-          ...request.headers?.(k),
-        },
-        ...(request.body ? { body: request.body } : {}),
-      });
-      await response.arrayBuffer();
-      const n = /desc="(\d+) queries"/.exec(response.headers.get('server-timing') ?? '')?.[1];
-      if (n !== undefined) seen.push(Number(n));
-    }
-    counts[route] = seen;
-  }
-  return counts;
-}
-
 async function main() {
   const started = Date.now();
   build();
@@ -207,17 +121,42 @@ async function main() {
       nodeArgs: SERVICE_NODE_ARGS,
     });
     running.push(service);
-    const floor = await startNode('floor', 'bench/floor.ts', {
-      DATABASE_URL: databaseUrl,
-      PUBLIC_APP_URL: publicAppUrl,
-      POOL_SIZE: '10',
-    });
-    running.push(floor);
+    // The peers the chosen routes need: the floor for all but the conditional routes, PostGraphile for graphql.
+    const peers: Partial<Record<PeerName, Started>> = {};
+    if (routes.some((r) => peersOf(r).includes('floor'))) {
+      peers.floor = await startNode('floor', 'bench/floor.ts', {
+        NODE_ENV: 'production',
+        DATABASE_URL: databaseUrl,
+        PUBLIC_APP_URL: publicAppUrl,
+        POOL_SIZE: '10',
+      });
+      running.push(peers.floor);
+    }
+    if (routes.some((r) => peersOf(r).includes('postgraphile'))) {
+      // Its computed columns, in this bench database only (dropped with it).
+      const bench = new pg.Client({ connectionString: databaseUrl });
+      await bench.connect();
+      await bench.query(COMPUTED_COLUMNS);
+      await bench.end();
+      peers.postgraphile = await startNode(
+        'postgraphile',
+        'bench/postgraphile.ts',
+        // GRAPHILE_ENV: Grafast's production mode (its default too, but it warns when unset).
+        { NODE_ENV: 'production', GRAPHILE_ENV: 'production', DATABASE_URL: databaseUrl, POOL_SIZE: '10' },
+        { readyPath: '/bench/statements' },
+      );
+      running.push(peers.postgraphile);
+    }
 
-    const equivalence = await checkEquivalence(service, floor, data);
+    const equivalence = await checkEquivalence(service, peers, data, { routes, metrics, log });
+    for (const peer of PEERS) {
+      const checks = equivalence.filter((c) => c.peer === peer);
+      if (!checks.length) continue;
+      const differing = checks.filter((c) => c.difference);
+      log(`same answers from service and ${peer}: ${checks.length - differing.length}/${checks.length}`);
+      for (const m of differing.slice(0, 5)) log(`  differs ${m.path}: ${m.difference}`);
+    }
     const mismatches = equivalence.filter((c) => c.difference);
-    log(`same JSON from service and floor: ${equivalence.length - mismatches.length}/${equivalence.length}`);
-    for (const m of mismatches.slice(0, 5)) log(`  differs ${m.path}: ${m.difference}`);
 
     // autocannon stops at the deadline with requests in flight; their statements (a slow search can
     // run for seconds) must not slow the next run, which is often the other target's.
@@ -238,8 +177,13 @@ async function main() {
       const plain = routeRequest(route, data.metricIds);
       requests.set(route, route.endsWith('-304') ? await conditionalRoute(service.base, plain, data.apiKey) : plain);
     }
+    /** What a target is sent for a route: PostGraphile gets the dashboard in its own schema. */
+    const requestFor = (target: Started, route: RouteName) =>
+      target === peers.postgraphile
+        ? postgraphileDashboard(data.orgId)
+        : (requests.get(route) ?? routeRequest(route, data.metricIds));
     const load = async (target: Started, route: RouteName, seconds: number) => {
-      const request = requests.get(route) ?? routeRequest(route, data.metricIds);
+      const request = requestFor(target, route);
       const cpuBefore = cpuMs(target.pid);
       const result = await runLoad(target.base, request, data.apiKey, {
         connections,
@@ -250,31 +194,44 @@ async function main() {
       await settle();
       return { ...result, cpuMsPerRequest: result.requests > 0 && cpu > 0 ? cpu / result.requests : null };
     };
+    const peersFor = (route: RouteName) =>
+      peersOf(route).flatMap((peer) => (peers[peer] ? [[peer, peers[peer]] as const] : []));
 
     log(`warm-up ${warmup} s per route and target`);
     for (const route of routes) {
       await load(service, route, warmup);
-      if (FLOOR_ROUTES.includes(route)) await load(floor, route, warmup);
+      for (const [, target] of peersFor(route)) await load(target, route, warmup);
     }
 
-    const results: Record<string, { service: LoadResult[]; floor: LoadResult[] }> = {};
+    // Rounds alternate the targets of a route: service, floor (A B A B ...), and PostGraphile on graphql (A B C ...).
+    const results: Record<string, RouteResults> = {};
     let peakRssMb = 0;
     for (let r = 1; r <= rounds; r++) {
       for (const route of routes) {
-        results[route] ??= { service: [], floor: [] };
+        results[route] ??= { service: [], floor: [], postgraphile: [] };
+        const rr = results[route];
         const { result, peakMb } = await withPeakRss(service.pid, () => load(service, route, duration));
         peakRssMb = Math.max(peakRssMb, peakMb);
-        results[route].service.push(result);
-        let line = `round ${r} ${route.padEnd(8)} service ${result.rps.toFixed(0)} rps p99 ${result.p99} ms`;
-        if (FLOOR_ROUTES.includes(route)) {
-          const f = await load(floor, route, duration);
-          results[route].floor.push(f);
-          line += ` | floor ${f.rps.toFixed(0)} rps p99 ${f.p99} ms`;
+        rr.service.push(result);
+        let line = `round ${r} ${route.padEnd(11)} service ${result.rps.toFixed(0)} rps p99 ${result.p99} ms`;
+        for (const [peer, target] of peersFor(route)) {
+          const f = await load(target, route, duration);
+          rr[peer].push(f);
+          line += ` | ${peer} ${f.rps.toFixed(0)} rps p99 ${f.p99} ms`;
+          if (f.non2xx || f.errors) line += ` (${peer} non-2xx ${f.non2xx}, errors ${f.errors})`;
         }
         log(
           line +
             (result.non2xx || result.errors ? `  (service non-2xx ${result.non2xx}, errors ${result.errors})` : ''),
         );
+      }
+    }
+
+    // Statements per request of the peers, counted by each (after the load: every connection is warm).
+    const peerStatements: Record<PeerName, Partial<Record<RouteName, number[]>>> = { floor: {}, postgraphile: {} };
+    for (const route of routes) {
+      for (const [peer, target] of peersFor(route)) {
+        peerStatements[peer][route] = await peerStatementCounts(target, requestFor(target, route), data.apiKey);
       }
     }
 
@@ -299,7 +256,7 @@ async function main() {
       );
       await local.stop();
     }
-    const hwmMb = Number((await import('./processes.js')).memoryMb(service.pid).hwm.toFixed(1));
+    const hwmMb = Number(memoryMb(service.pid).hwm.toFixed(1));
     await service.stop();
 
     const timed = await startNode(
@@ -309,7 +266,7 @@ async function main() {
       { readyPath: '/healthz', nodeArgs: SERVICE_NODE_ARGS },
     );
     running.push(timed);
-    const statements = await statementCounts(timed, data, requests);
+    const statements = await statementCounts(timed, data, requests, routes);
     await timed.stop();
 
     let profile: (ProfileSummary & { route: string; file: string }) | null = null;
@@ -329,7 +286,7 @@ async function main() {
       if (file) profile = { route, file: join('bench/results/profiles', file), ...summarizeProfile(join(dir, file)) };
     }
 
-    const report = buildReport(results, statements, peakRssMb, hwmMb, limiter);
+    const report = buildReport(routes, results, statements, peerStatements, peakRssMb, hwmMb, limiter);
     const output = {
       date: new Date().toISOString(),
       settings: {
@@ -343,7 +300,16 @@ async function main() {
         node: process.version,
       },
       seed: { seconds: seedSeconds, counts: data.counts },
-      equivalence: { checked: equivalence.length, mismatches },
+      equivalence: {
+        checked: equivalence.length,
+        byPeer: Object.fromEntries(
+          PEERS.map((peer) => {
+            const checks = equivalence.filter((c) => c.peer === peer);
+            return [peer, { checked: checks.length, same: checks.filter((c) => !c.difference).length }];
+          }),
+        ),
+        mismatches,
+      },
       ...report,
       raw: results,
       profile,
@@ -363,157 +329,6 @@ async function main() {
     else await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
     await admin.end();
   }
-}
-
-interface RouteFigures {
-  rps: number;
-  p50: number;
-  p99: number;
-  /** the server process's CPU (user + system) per request, ms (median over rounds) */
-  cpuMsPerRequest: number | null;
-}
-
-interface RouteRow {
-  route: RouteName;
-  service: RouteFigures;
-  floor: RouteFigures | null;
-  /** median over rounds of service rps / floor rps of the same round */
-  throughputRatio: number | null;
-  /** median over rounds of service p99 / floor p99 */
-  p99Ratio: number | null;
-  statements: number | null;
-  /** per request over the rotation, in order */
-  statementsSeen: number[];
-  errors: number;
-  targets: Record<string, boolean>;
-}
-
-/** Median CPU ms per request over rounds, to 0.01 ms; null when no round could read it. */
-function cpuPerRequest(rs: LoadResult[]): number | null {
-  const values = rs.map((r) => r.cpuMsPerRequest).filter((v): v is number => v !== null);
-  return values.length ? Math.round(median(values) * 100) / 100 : null;
-}
-
-function buildReport(
-  results: Record<string, { service: LoadResult[]; floor: LoadResult[] }>,
-  statements: Partial<Record<RouteName, number[]>>,
-  peakRssMb: number,
-  hwmMb: number,
-  limiter: { redisRps: number[]; inProcessRps: number[] } | null,
-) {
-  const rows: RouteRow[] = [];
-  for (const route of routes) {
-    const { service, floor } = results[route]!;
-    const summary = (rs: LoadResult[]) => ({
-      rps: Math.round(median(rs.map((r) => r.rps))),
-      p50: median(rs.map((r) => r.p50)),
-      p99: median(rs.map((r) => r.p99)),
-      cpuMsPerRequest: cpuPerRequest(rs),
-    });
-    // A run that completed no request measures nothing: no ratio, every target not met.
-    const hasFloor = floor.length > 0 && floor.every((f) => f.requests > 0);
-    const measured = service.every((r) => r.requests > 0);
-    const throughputRatio = hasFloor ? median(service.map((s, i) => s.rps / floor[i]!.rps)) : null;
-    const p99Ratio = hasFloor ? median(service.map((s, i) => s.p99 / Math.max(floor[i]!.p99, 1))) : null;
-    const counts = statements[route] ?? [];
-    // The median: the first request of a minute also carries the key's last_used_at write (see README).
-    const statementsPerRequest = counts.length ? median(counts) : null;
-    const targets: Record<string, boolean> = {};
-    if (FLOOR_ROUTES.includes(route)) {
-      targets['throughput >= 0.6 x floor'] = measured && throughputRatio !== null && throughputRatio >= 0.6;
-      targets['p99 <= 3 x floor'] = measured && p99Ratio !== null && p99Ratio <= 3;
-    }
-    const limit = STATEMENT_TARGETS[route];
-    if (limit !== undefined && statementsPerRequest !== null)
-      targets[`statements <= ${limit}`] = statementsPerRequest <= limit;
-    rows.push({
-      route,
-      service: summary(service),
-      floor: hasFloor ? summary(floor) : null,
-      throughputRatio: throughputRatio === null ? null : Math.round(throughputRatio * 100) / 100,
-      p99Ratio: p99Ratio === null ? null : Math.round(p99Ratio * 100) / 100,
-      statements: statementsPerRequest,
-      statementsSeen: counts,
-      errors: service.reduce((n, r) => n + r.non2xx + r.errors, 0),
-      targets,
-    });
-  }
-  return {
-    routes: rows,
-    memory: { peakRssMb: round1(peakRssMb), vmHwmMb: hwmMb, target: 'peak RSS < 300 MB', met: peakRssMb < 300 },
-    limiter: limiter && {
-      redisRps: Math.round(median(limiter.redisRps)),
-      inProcessRps: Math.round(median(limiter.inProcessRps)),
-      redisCostPercent: round1(
-        (100 * (median(limiter.inProcessRps) - median(limiter.redisRps))) / median(limiter.inProcessRps),
-      ),
-      rounds: limiter,
-    },
-  };
-}
-
-function printReport(
-  report: ReturnType<typeof buildReport>,
-  profile: (ProfileSummary & { route: string }) | null,
-  seconds: number,
-) {
-  const head = [
-    'route',
-    'svc rps',
-    'svc p50',
-    'svc p99',
-    'floor rps',
-    'floor p50',
-    'floor p99',
-    'ratio',
-    'p99 x',
-    'svc CPU/req',
-    'floor CPU/req',
-    'SQL/req',
-    'targets',
-  ];
-  const lines = report.routes.map((r) => [
-    r.route,
-    String(r.service.rps),
-    `${r.service.p50} ms`,
-    `${r.service.p99} ms`,
-    r.floor ? String(r.floor.rps) : '-',
-    r.floor ? `${r.floor.p50} ms` : '-',
-    r.floor ? `${r.floor.p99} ms` : '-',
-    r.throughputRatio?.toFixed(2) ?? '-',
-    r.p99Ratio?.toFixed(2) ?? '-',
-    r.service.cpuMsPerRequest === null ? '-' : `${r.service.cpuMsPerRequest.toFixed(2)} ms`,
-    r.floor?.cpuMsPerRequest == null ? '-' : `${r.floor.cpuMsPerRequest.toFixed(2)} ms`,
-    r.statements === null
-      ? '?'
-      : `${r.statements}${Math.max(...r.statementsSeen) > r.statements ? ` (max ${Math.max(...r.statementsSeen)})` : ''}`,
-    Object.entries(r.targets)
-      .map(([name, met]) => `${met ? 'met' : 'NOT met'}: ${name}`)
-      .join('; ') + (r.errors ? `; ${r.errors} non-2xx/errors` : ''),
-  ]);
-  const widths = head.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
-  const fmt = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join(' | ');
-  console.log(`\n${fmt(head)}\n${widths.map((w) => '-'.repeat(w)).join('-|-')}`);
-  for (const l of lines) console.log(fmt(l));
-  const m = report.memory;
-  console.log(
-    `\npeak RSS of the service under load: ${m.peakRssMb} MB (VmHWM ${m.vmHwmMb} MB) — ${m.met ? 'met' : 'NOT met'}: ${m.target}`,
-  );
-  if (report.limiter) {
-    const l = report.limiter;
-    console.log(
-      `rate limiter on list: Redis ${l.redisRps} rps vs in-process ${l.inProcessRps} rps (Redis costs ${l.redisCostPercent}%)`,
-    );
-  }
-  if (profile) {
-    console.log(
-      `\nCPU profile of the service under ${profile.route} (${profile.totalMs.toFixed(0)} ms sampled), self time by package:`,
-    );
-    for (const p of profile.packages.slice(0, 10)) console.log(`  ${p.percent.toFixed(1).padStart(5)}%  ${p.package}`);
-    console.log('top frames:');
-    for (const f of profile.frames.slice(0, 12)) console.log(`  ${f.percent.toFixed(1).padStart(5)}%  ${f.frame}`);
-  }
-  console.log(`\ntotal ${seconds.toFixed(0)} s`);
 }
 
 await main();
