@@ -14,8 +14,9 @@ import { z } from 'zod';
 import { scopeSatisfied } from '../auth/scopes.js';
 import { type Context, createContext, type Principal, type ServiceConfig } from '../context.js';
 import { type ErrorResponse, errors, HttpError } from '../errors.js';
+import { LifecycleStatus, MetricScope } from '../generated/prisma/enums.js';
 import type { AccessDeps } from '../http/request-auth.js';
-import { LIFECYCLE_STATUSES, METRIC_SCOPES, MetricContract, Trust } from '../openapi/schemas.js';
+import { MetricContract, Trust } from '../openapi/schemas.js';
 import { contractEnvelope } from '../rest/envelopes.js';
 import { MetricContractDocument, runOperation } from '../rest/execute.js';
 import {
@@ -61,7 +62,7 @@ export interface ToolDeps {
   log: FastifyBaseLogger;
 }
 
-const lifecycleStatus = z.enum(LIFECYCLE_STATUSES);
+const lifecycleStatus = z.enum(LifecycleStatus);
 const TrustVerdictOnly = Trust.pick({ verdict: true });
 
 const SearchItem = z.object({
@@ -70,7 +71,7 @@ const SearchItem = z.object({
   name: z.string(),
   description: z.string().describe('shortened with "…[truncated]" when the page would pass 8 KB'),
   lifecycle_status: lifecycleStatus,
-  scope: z.enum(METRIC_SCOPES),
+  scope: z.enum(MetricScope),
   policy_tier: z.string(),
   owner_team: z.string(),
   trust: TrustVerdictOnly,
@@ -91,7 +92,7 @@ const MetricOutput = {
   source_refs: z.array(z.record(z.string(), z.unknown())),
   owner_team: z.string(),
   policy_tier: z.string(),
-  scope: z.enum(METRIC_SCOPES),
+  scope: z.enum(MetricScope),
   tags: z.array(z.string()),
   trust: Trust,
 };
@@ -167,7 +168,7 @@ export function createMcpServer(deps: ToolDeps): McpServer {
       inputSchema: {
         query: z.string().max(1000).optional().describe('words, "quoted phrases", or, -excluded'),
         lifecycle_status: lifecycleStatus.optional(),
-        scope: z.enum(METRIC_SCOPES).optional(),
+        scope: z.enum(MetricScope).optional(),
         policy_tier: z.string().max(200).optional().describe('for example tier_1'),
         page: z.int().min(1).max(MAX_PAGE).optional().describe('default 1'),
         page_size: z

@@ -1,7 +1,8 @@
 /** Canonical lifecycle values and the legacy `status` vocabulary (contract section 3). */
-import type { LifecycleStatus } from '../generated/prisma/enums.js';
+import { LifecycleStatus } from '../generated/prisma/enums.js';
 
-export const LIFECYCLE_STATUSES = ['DRAFT', 'VALIDATED', 'CANDIDATE', 'APPROVED', 'RELEASED', 'DEPRECATED'] as const;
+/** The schema's enum, in its order. */
+export const LIFECYCLE_STATUSES: readonly LifecycleStatus[] = Object.values(LifecycleStatus);
 
 export const LEGACY_STATUS_MATCHES = {
   draft: ['DRAFT'],
@@ -11,6 +12,8 @@ export const LEGACY_STATUS_MATCHES = {
 } as const satisfies Record<string, readonly LifecycleStatus[]>;
 
 export type LegacyStatus = keyof typeof LEGACY_STATUS_MATCHES;
+
+export const LEGACY_STATUSES = ['draft', 'review', 'approved', 'deprecated'] as const satisfies readonly LegacyStatus[];
 
 export function legacyStatus(lifecycle: LifecycleStatus): LegacyStatus {
   switch (lifecycle) {

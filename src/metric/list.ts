@@ -8,10 +8,11 @@
  * key more than concept and tags, which weigh more than the description).
  */
 import { Prisma } from '../generated/prisma/client.js';
-import type { LifecycleStatus, MetricScope } from '../generated/prisma/enums.js';
+import { type LifecycleStatus, MetricScope } from '../generated/prisma/enums.js';
 import { isLegacyStatus, LEGACY_STATUS_MATCHES, LIFECYCLE_STATUSES } from './lifecycle.js';
 
-export const METRIC_SCOPES = ['enterprise_canonical', 'domain_canonical', 'exploratory'] as const;
+/** The schema's enum, in its order. */
+export const METRIC_SCOPES: readonly MetricScope[] = Object.values(MetricScope);
 
 /** Filters as consumers send them; see {@link effectiveFilter} for their meaning. */
 export interface MetricFilterInput {

@@ -8,8 +8,10 @@ import { AGENT_CONTRACT_SCOPES } from '../auth/scopes.js';
 import { type ErrorResponse, errors } from '../errors.js';
 import { createKeyBody } from '../http/admin-routes.js';
 import { MAX_FILTER_CHARACTERS, MAX_SEARCH_CHARACTERS, MAX_SEARCH_WORDS } from '../metric/input.js';
+import { LEGACY_STATUSES, LIFECYCLE_STATUSES } from '../metric/lifecycle.js';
+import { METRIC_SCOPES } from '../metric/list.js';
 import { CACHE_CONTROL, VARY } from '../rest/etag.js';
-import { DEGRADED_REASONS, LEGACY_STATUSES, LIFECYCLE_STATUSES, METRIC_SCOPES, responseSchemas } from './schemas.js';
+import { DEGRADED_REASONS, responseSchemas } from './schemas.js';
 
 type Json = Record<string, unknown>;
 

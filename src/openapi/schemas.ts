@@ -8,6 +8,8 @@
 import { z } from 'zod';
 import { AGENT_CONTRACT_SCOPES } from '../auth/scopes.js';
 import { errors } from '../errors.js';
+import { LifecycleStatus, MetricScope } from '../generated/prisma/enums.js';
+import { LEGACY_STATUSES } from '../metric/lifecycle.js';
 import { TRUST_REASONS, TRUST_VERDICTS } from '../metric/trust.js';
 import type { DegradedReason } from '../summaries/service.js';
 
@@ -17,10 +19,6 @@ const timestamp = () => z.iso.datetime().describe('ISO 8601 UTC timestamp');
 /** A JSON value of the registry whose inner shape the contract does not fix. */
 const jsonValue = () => z.unknown();
 const jsonObject = () => z.record(z.string(), z.unknown());
-
-export const LIFECYCLE_STATUSES = ['DRAFT', 'VALIDATED', 'CANDIDATE', 'APPROVED', 'RELEASED', 'DEPRECATED'] as const;
-export const LEGACY_STATUSES = ['draft', 'review', 'approved', 'deprecated'] as const;
-export const METRIC_SCOPES = ['enterprise_canonical', 'domain_canonical', 'exploratory'] as const;
 
 /** Values of `X-Discussion-Summary`; the `satisfies` and the check below keep them in step with the service. */
 export const DEGRADED_REASONS = [
@@ -36,11 +34,11 @@ type Missing = Exclude<DegradedReason, (typeof DEGRADED_REASONS)[number]>;
 const _everyReasonListed: Missing extends never ? true : never = true;
 void _everyReasonListed;
 
-const lifecycleStatus = z.enum(LIFECYCLE_STATUSES).describe('Canonical lifecycle status (contract section 3).');
+const lifecycleStatus = z.enum(LifecycleStatus).describe('Canonical lifecycle status (contract section 3).');
 const legacyStatus = z
   .enum(LEGACY_STATUSES)
   .describe('Legacy status derived from lifecycle_status; kept for older consumers.');
-const scope = z.enum(METRIC_SCOPES);
+const scope = z.enum(MetricScope);
 
 const meta = z.object({ apiVersion: z.literal('v1') });
 
