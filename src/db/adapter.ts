@@ -72,8 +72,10 @@ export async function openAdapter(target: DatabaseTarget, options: AdapterOption
       // A prepared statement is planned once per connection, for any values (src/db/sql.ts): left to
       // choose, PostgreSQL re-plans a statement whose generic plan it estimates dearer on every
       // execution (list pages: OFFSET and LIMIT). test/db/query-plans.test.ts explains the generic
-      // plans of every route at 100,000 metrics.
-      options: '-c plan_cache_mode=force_generic_plan',
+      // plans of every route at 100,000 metrics. No parallel workers: a generic plan for an unknown
+      // LIMIT chose them for a page of 100, and starting one cost 30 ms of a 58 ms statement; a
+      // request's statements are small, and the other requests need the cores.
+      options: '-c plan_cache_mode=force_generic_plan -c max_parallel_workers_per_gather=0',
     });
     // Prisma's $disconnect() ends the pool (and the Prisma CLI's, so that it exits).
     return {

@@ -7,8 +7,17 @@
 import DataLoader from 'dataloader';
 import type { SqlReader } from '../db/sql.js';
 import { type Metric, Prisma } from '../generated/prisma/client.js';
+import type { EffectiveFilter } from './list.js';
 import { disambiguationPart, discussionPart, type MetricPart, notesPart, relationsPart, statsPart } from './parts.js';
-import { findMetricRow, findMetrics, type MetricFields } from './rows.js';
+import type { KeptReads } from './read-cache.js';
+import {
+  findMetricRow,
+  findMetrics,
+  listMetricPage,
+  listMetricPageWithParts,
+  type MetricFields,
+  type MetricPage,
+} from './rows.js';
 import { revisionPart } from './state.js';
 import { trustPart } from './trust.js';
 
@@ -95,4 +104,44 @@ export async function loadMetricWithParts(
   if (!found) return null;
   for (const name of names) prime(loaders, name, id, found.row);
   return found.metric;
+}
+
+/**
+ * A list page with the parts its selection asks for, read in the page's own
+ * statement after OFFSET/LIMIT (their loaders primed): a dashboard of 100
+ * metrics with counts and notes is one statement. Should it fail, the page
+ * is read alone and each part by its loader, as {@link loadMetricWithParts}
+ * does.
+ */
+export async function loadListPageWithParts(
+  sql: SqlReader,
+  loaders: MetricLoaders,
+  orgId: string,
+  filter: EffectiveFilter,
+  page: { skip: number; take: number },
+  { fields, parts }: { fields: MetricFields; parts: ReadonlySet<PartName> },
+  kept: KeptReads,
+): Promise<MetricPage> {
+  const names = [...parts];
+  const alone = () => listMetricPage(sql, orgId, filter, page, fields, kept);
+  if (!names.length) return alone();
+  let read: Awaited<ReturnType<typeof listMetricPageWithParts>>;
+  try {
+    read = await listMetricPageWithParts(
+      sql,
+      orgId,
+      filter,
+      page,
+      fields,
+      kept,
+      names.map((name) => METRIC_PARTS[name]),
+    );
+  } catch {
+    return alone();
+  }
+  read.rows.forEach((metric, i) => {
+    const row = read.partRows[i];
+    if (row) for (const name of names) prime(loaders, name, metric.id, row);
+  });
+  return { rows: read.rows, total: read.total };
 }

@@ -149,29 +149,60 @@ export async function listMetricPage(
   fields: MetricFields = null,
   kept?: KeptReads,
 ): Promise<MetricPage> {
+  const { rows, total } = await listMetricPageWithParts(sql, orgId, filter, page, fields, kept, []);
+  return { rows, total };
+}
+
+/** {@link listMetricPage} with `parts` in the same statement: `partRows[i]` holds the parts of `rows[i]`. */
+export async function listMetricPageWithParts(
+  sql: SqlReader,
+  orgId: string,
+  filter: EffectiveFilter,
+  page: { skip: number; take: number },
+  fields: MetricFields,
+  kept: KeptReads | undefined,
+  parts: MetricPart<unknown>[],
+): Promise<MetricPage & { partRows: Record<string, unknown>[] }> {
   const where = Prisma.sql`WHERE m.org_id = ${orgId}::uuid ${filterSql(filter)}`;
   const key = kept && keptKey(orgId, kept, filter);
   const known = key === undefined ? undefined : kept?.cache.totals.get(key);
+  // Parts are joined to the page once it is cut (OFFSET/LIMIT), so they are read for its rows only.
+  const sortKey = parts.length ? Prisma.sql`, m.name AS page_name` : Prisma.empty;
+  const withParts = (pageSql: Prisma.Sql) =>
+    parts.length
+      ? Prisma.sql`
+        SELECT m.* ${concat(parts.map((part) => Prisma.sql`, ${part.columns}`))}
+        FROM (${pageSql}) m ${concat(parts.map((part) => part.joins))}
+        ORDER BY m.page_name, m.id`
+      : pageSql;
+  const names = fields ? [...fields] : (Object.keys(METRIC_FIELDS) as (keyof Metric)[]);
+  const pageOf = (rows: Record<string, unknown>[], total: number) => ({
+    rows: rows.map((row) => Object.fromEntries(names.map((field) => [field, row[field]])) as Metric),
+    total,
+    partRows: rows,
+  });
   if (known !== undefined) {
-    if (page.skip >= known) return { rows: [], total: known };
-    const rows = await sql.query<Metric>(Prisma.sql`
-      SELECT ${metricColumns(fields)} FROM metric m ${where}
-      ORDER BY m.name, m.id OFFSET ${page.skip} LIMIT ${page.take}`);
-    return { rows, total: known };
+    if (page.skip >= known) return { rows: [], total: known, partRows: [] };
+    const rows = await sql.query<Record<string, unknown>>(
+      withParts(Prisma.sql`
+      SELECT ${metricColumns(fields)} ${sortKey} FROM metric m ${where}
+      ORDER BY m.name, m.id OFFSET ${page.skip} LIMIT ${page.take}`),
+    );
+    return pageOf(rows, known);
   }
   const count = Prisma.sql`SELECT count(*)::int AS total FROM metric m ${where}`;
-  const rows = await sql.query<Metric & { total: number }>(Prisma.sql`
-    SELECT ${metricColumns(fields)}, (${count}) AS total
+  const rows = await sql.query<Record<string, unknown>>(
+    withParts(Prisma.sql`
+    SELECT ${metricColumns(fields)} ${sortKey}, (${count}) AS total
     FROM metric m ${where}
     ORDER BY m.name, m.id
-    OFFSET ${page.skip} LIMIT ${page.take}`);
-  const result = await withTotal(
-    rows,
-    page.skip,
-    async () => (await sql.query<{ total: number }>(count))[0]?.total ?? 0,
+    OFFSET ${page.skip} LIMIT ${page.take}`),
   );
-  if (key !== undefined) kept?.cache.totals.set(key, result.total);
-  return result;
+  const total =
+    (rows[0]?.total as number | undefined) ??
+    (page.skip === 0 ? 0 : ((await sql.query<{ total: number }>(count))[0]?.total ?? 0));
+  if (key !== undefined) kept?.cache.totals.set(key, total);
+  return pageOf(rows, total);
 }
 
 /** A query in websearch syntax (a quoted phrase, `or`, a `-` before a word) is taken as written: no corrections. */

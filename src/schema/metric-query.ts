@@ -10,8 +10,8 @@ import {
   MAX_SEARCH_WORDS,
 } from '../metric/input.js';
 import { effectiveFilter, LIST_ORDER, type MetricFilterInput, metricWhere } from '../metric/list.js';
-import { loadMetricWithParts } from '../metric/loaders.js';
-import { listMetricPage, type MetricFields, type MetricPage, searchMetricPage } from '../metric/rows.js';
+import { loadListPageWithParts, loadMetricWithParts, type PartName } from '../metric/loaders.js';
+import { type MetricFields, type MetricPage, searchMetricPage } from '../metric/rows.js';
 import { isUuid } from '../uuid.js';
 import { MetricRef } from './metric.js';
 import { planMetricRead } from './metric-selection.js';
@@ -60,6 +60,8 @@ interface PageSource {
   search: string | null;
   /** the metric fields `items` selects (null: all) */
   fields: MetricFields;
+  /** the parts `items` selects: read with a list page (not with search pages, which are kept as ids) */
+  parts: ReadonlySet<PartName>;
   /** read once, for items and pagination */
   rows?: Promise<MetricPage>;
 }
@@ -70,7 +72,7 @@ function pageOf(source: PageSource, ctx: Context): Promise<MetricPage> {
     const kept = { cache: ctx.reads, version: ctx.principal.org.metricsVersion };
     source.rows =
       source.search === null
-        ? listMetricPage(ctx.sql, source.orgId, source.filter, page, source.fields, kept)
+        ? loadListPageWithParts(ctx.sql, ctx.loaders, source.orgId, source.filter, page, source, kept)
         : searchMetricPage(ctx.sql, source.orgId, source.search, source.filter, page, source.fields, kept);
   }
   return source.rows;
@@ -131,8 +133,7 @@ builder.queryFields((t) => ({
         pageSize: Math.min(MAX_PAGE_SIZE, Math.max(1, args.pageSize ?? DEFAULT_PAGE_SIZE)),
         filter: effectiveFilter((args.filter ?? {}) as MetricFilterInput),
         search: args.search?.trim() ? args.search : null,
-        // Parts stay with their loaders on lists: joined per row they would run before OFFSET/LIMIT.
-        fields: planMetricRead(info, ['items']).fields,
+        ...planMetricRead(info, ['items']),
       };
     },
   }),
