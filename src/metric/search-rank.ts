@@ -93,11 +93,12 @@ export function rankedSearch(
   const structured = STRUCTURED_QUERY.test(text);
   const words = text.match(/[\p{L}\p{N}]+/gu) ?? [];
   const org = Prisma.sql`m.org_id = ${orgId}::uuid ${filterSql(filter)}`;
-  const query = fullTextQuery(text);
-  const tsq = Prisma.sql`websearch_to_tsquery('english', ${query})`;
-  // The query restricted to name words: every lexeme weighted A.
-  const nameTsq = Prisma.sql`regexp_replace(websearch_to_tsquery('english', ${query})::text,
-    '''((?:[^'']|'''')*)''', '''\\1'':A', 'g')::tsquery`;
+  // The query side, computed once per search (in a generic plan, an expression of the parameters would
+  // be computed again on every row): the query, and the query restricted to name words (every lexeme
+  // weighted A).
+  const tsq = Prisma.sql`
+    SELECT t.tsq, regexp_replace(t.tsq::text, '''((?:[^'']|'''')*)''', '''\\1'':A', 'g')::tsquery AS name_tsq
+    FROM (SELECT websearch_to_tsquery('english', ${fullTextQuery(text)}) AS tsq) t`;
   const compact = words.join('');
   // A name prefix, for a query that is words only (a query in websearch syntax is no name's prefix).
   const prefix = structured
@@ -107,12 +108,14 @@ export function rankedSearch(
   // whose name, key, alias or acronym the query is holds every word of the query among its name words.
   const asWritten = Prisma.sql`
     SELECT m.id, m.name, m.parent_id, m.is_parent, m.canon, 0::float8 AS cover,
-      CASE WHEN m.search_vector @@ ${nameTsq} THEN (
+      CASE WHEN m.search_vector @@ q.name_tsq THEN (
           CASE WHEN ${compact} = ANY(m.forms) THEN 0 WHEN ${compact} = ANY(m.acronyms) THEN 1 ELSE ${prefix} END)
         ELSE 30 END AS place,
-      ts_rank(m.search_vector, ${tsq}) / m.rank_norm AS score
-    FROM metric_search m WHERE ${org} AND m.search_vector @@ ${tsq}`;
-  if (structured || words.length === 0) return inFamilies(asWritten, page);
+      ts_rank(m.search_vector, q.tsq) / m.rank_norm AS score
+    FROM q JOIN metric_search m ON m.search_vector @@ q.tsq WHERE ${org}`;
+  if (structured || words.length === 0) {
+    return inFamilies(Prisma.sql`WITH q AS MATERIALIZED (${tsq}) ${asWritten}`, page);
+  }
 
   const significant = words.filter((word) => !QUESTION_WORDS.has(word));
   const hits = Prisma.sql`
@@ -122,31 +125,40 @@ export function rankedSearch(
       CASE WHEN m.search_vector @@ q.corrected_name THEN 20 ELSE 40 END,
       ts_rank(m.search_vector, q.corrected) / m.rank_norm
     FROM q JOIN metric_search m ON m.search_vector @@ q.corrected
-    WHERE ${org} AND NOT (m.search_vector @@ ${tsq})`;
+    WHERE ${org} AND NOT (m.search_vector @@ q.tsq)`;
   // Partial coverage: each significant word a metric holds counts 2 among its name words, else 1
   // (half when it is a correction of a word no metric has), times how telling the word is among
   // the candidates (idf: ln(1 + candidates / those holding it)).
+  // Written out for each significant word (a word past the end of q.parts, a stop word, matches nothing)
+  // rather than a subquery on every candidate: its mark, how many candidates hold it, its weight.
+  const each = (term: (k: number) => string, separator: string) =>
+    Prisma.raw(significant.map((_, k) => term(k + 1)).join(separator) || '0');
+  const marks = each(
+    (k) => `CASE WHEN m.search_vector @@ q.parts[${k}] THEN (CASE WHEN m.search_vector @@ q.part_names[${k}] THEN 2
+      ELSE 1 END) * (CASE WHEN q.part_fixed[${k}] THEN 0.5 ELSE 1 END) ELSE 0 END`,
+    ', ',
+  );
+  const weights = each(
+    (k) => `ln(1 + count(*)::float8 / greatest(1, count(*) FILTER (WHERE p.marks[${k}] > 0)))`,
+    ', ',
+  );
+  const cover = each((k) => `p.marks[${k}] * idf.weights[${k}]`, ' + ');
   const partial = Prisma.sql`
     part AS MATERIALIZED (
       SELECT m.id, m.name, m.parent_id, m.is_parent, m.canon, ts_rank(m.search_vector, q.any_part) / m.rank_norm AS score,
-        ARRAY(SELECT CASE WHEN m.search_vector @@ p.name_q THEN 2 WHEN m.search_vector @@ p.q THEN 1 ELSE 0 END
-            * CASE WHEN p.fixed THEN 0.5 ELSE 1 END
-          FROM unnest(q.parts, q.part_names, q.part_fixed) WITH ORDINALITY AS p(q, name_q, fixed, i) ORDER BY p.i) AS marks
+        ARRAY[${marks}]::float8[] AS marks
       FROM q JOIN metric_search m ON m.search_vector @@ q.any_part
-      WHERE ${org} AND NOT (m.search_vector @@ ${tsq}) AND NOT coalesce(m.search_vector @@ q.corrected, false)
-        AND ((SELECT count(*) FROM hit) = 0 OR cardinality(q.parts) >= 3 AND (SELECT count(*) FROM hit) < ${page.take})),
-    idf AS (
-      SELECT array_agg(ln(1 + n.candidates::float8 / greatest(1, d.holders)) ORDER BY d.i) AS weights
-      FROM (SELECT i, count(*) FILTER (WHERE p.marks[i] > 0) AS holders
-            FROM part p CROSS JOIN generate_series(1, cardinality(p.marks)) AS i GROUP BY i) d,
-        (SELECT count(*) AS candidates FROM part) n)`;
+      WHERE ${org} AND NOT (m.search_vector @@ q.tsq) AND NOT coalesce(m.search_vector @@ q.corrected, false)
+        AND (NOT EXISTS (SELECT FROM hit)
+          OR cardinality(q.parts) >= 3 AND (SELECT count(*) FROM (SELECT FROM hit LIMIT ${page.take}) h) < ${page.take})),
+    idf AS (SELECT ARRAY[${weights}] AS weights FROM part p)`;
   const covered = Prisma.sql`
-    SELECT p.id, p.name, p.parent_id, p.is_parent, p.canon,
-      (SELECT sum(p.marks[i] * idf.weights[i]) FROM generate_series(1, cardinality(p.marks)) AS i), 50, p.score
+    SELECT p.id, p.name, p.parent_id, p.is_parent, p.canon, ${cover}, 50, p.score
     FROM part p, idf`;
   return inFamilies(
     Prisma.sql`
-      WITH q AS MATERIALIZED (SELECT * FROM search_query(${orgId}::uuid, ${words}::text[], ${significant}::text[])),
+      WITH q AS MATERIALIZED (
+        SELECT w.*, s.* FROM (${tsq}) w, search_query(${orgId}::uuid, ${words}::text[], ${significant}::text[]) s),
       hit AS MATERIALIZED (${hits}),
       ${partial}
       SELECT * FROM hit UNION ALL ${covered}`,
