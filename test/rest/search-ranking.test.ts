@@ -152,6 +152,10 @@ describe('families follow the relationships', () => {
     ]);
 
     await t.database.prisma.$executeRaw`DELETE FROM metric_relationship WHERE metric_id = ${churnDraft.id}::uuid`;
+    const [family] = await t.database.prisma.$queryRaw<{ parent_id: string | null; is_parent: boolean }[]>`
+      SELECT s.parent_id::text, p.is_parent FROM metric_search s, metric_search p
+      WHERE s.id = ${churnDraft.id}::uuid AND p.id = ${churn.id}::uuid`;
+    expect(family).toEqual({ parent_id: null, is_parent: true });
     expect((await search('churn')).ids).toEqual([
       churn.id,
       churnLegacy.id,
@@ -159,5 +163,19 @@ describe('families follow the relationships', () => {
       churnDraft.id,
       netNewArr.id,
     ]);
+  });
+});
+
+describe('a deleted parent', () => {
+  it('leaves its children heads of their own families', async () => {
+    await t.database.prisma.$executeRaw`DELETE FROM metric WHERE id = ${arr.id}::uuid`;
+    const rows = await t.database.prisma.$queryRaw<{ id: string; parent_id: string | null }[]>`
+      SELECT id::text, parent_id::text FROM metric_search WHERE id IN (${arrEu.id}::uuid, ${arrLegacy.id}::uuid)
+      ORDER BY name`;
+    expect(rows).toEqual([
+      { id: arrEu.id, parent_id: null },
+      { id: arrLegacy.id, parent_id: null },
+    ]);
+    expect(await search('arr')).toEqual({ ids: [arrEu.id, arrLegacy.id, netNewArr.id], total: 3 });
   });
 });
