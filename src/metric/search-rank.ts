@@ -14,13 +14,14 @@
  * 2. they do once the query's unknown words are corrected;
  * 3. its text (name words, concept, tags, description) holds every word;
  * 4. it does once corrected;
- * 5. partial coverage, for a question (three significant words or more)
- *    when tiers 0 to 4 hold fewer metrics than the page, and for any query
- *    of two or more when they hold none: the metrics that hold some of the
- *    query's significant words (stop and question words left out, a word no
- *    metric has corrected), by how much of the query they cover: each word
- *    counts 2 among the name words, else 1, half when through a correction,
- *    times how telling it is (idf among the candidates).
+ * 5. partial coverage, when tiers 0 to 4 hold fewer metrics than the page:
+ *    the metrics that hold some of the query's significant words (stop and
+ *    question words left out, a word no metric has corrected), when they
+ *    hold none at all (two significant words or more), else those that hold
+ *    all of them but one (three or more); by how much of the query they
+ *    cover: each word counts 2 among the name words, else 1, half when
+ *    through a correction, times how telling it is (idf among the
+ *    candidates).
  *
  * Within a tier: canonical first (released and approved, then validated and
  * candidate, then draft, then deprecated), then the exact forms before the
@@ -147,10 +148,10 @@ export function rankedSearch(
     part AS MATERIALIZED (
       SELECT m.id, m.name, m.parent_id, m.is_parent, m.canon, ts_rank(m.search_vector, q.any_part) / m.rank_norm AS score,
         ARRAY[${marks}]::float8[] AS marks
-      FROM q JOIN metric_search m ON m.search_vector @@ q.any_part
-      WHERE ${org} AND NOT (m.search_vector @@ q.tsq) AND NOT coalesce(m.search_vector @@ q.corrected, false)
-        AND (NOT EXISTS (SELECT FROM hit)
-          OR cardinality(q.parts) >= 3 AND (SELECT count(*) FROM (SELECT FROM hit LIMIT ${page.take}) h) < ${page.take})),
+      FROM q JOIN metric_search m ON m.search_vector @@ (
+        CASE WHEN NOT EXISTS (SELECT FROM hit) THEN q.any_part
+          WHEN (SELECT count(*) FROM (SELECT FROM hit LIMIT ${page.take}) h) < ${page.take} THEN q.most_parts END)
+      WHERE ${org} AND NOT (m.search_vector @@ q.tsq) AND NOT coalesce(m.search_vector @@ q.corrected, false)),
     idf AS (SELECT ARRAY[${weights}] AS weights FROM part p)`;
   const covered = Prisma.sql`
     SELECT p.id, p.name, p.parent_id, p.is_parent, p.canon, ${cover}, 50, p.score

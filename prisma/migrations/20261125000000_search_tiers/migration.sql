@@ -128,11 +128,12 @@ CREATE FUNCTION metric_parent(metric uuid) RETURNS uuid
 --   was corrected), and `corrected_name`: the same restricted to name words (weight A).
 -- - `parts`, `part_names`: for partial coverage, each of the `significant` words on its own,
 --   anywhere and among name words: as written when it is a word of the organization's metrics
---   (their text included), else its corrections (null unless two or more have lexemes), and
---   `any_part`: their OR.
+--   (their text included), else its corrections (null unless two or more have lexemes),
+--   `part_fixed`: which are corrections, `any_part`: their OR, and `most_parts`: every part but
+--   one, for each (null unless three or more).
 CREATE FUNCTION search_query(org uuid, words text[], significant text[])
   RETURNS TABLE (corrected tsquery, corrected_name tsquery, parts tsquery[], part_names tsquery[], part_fixed boolean[],
-    any_part tsquery)
+    any_part tsquery, most_parts tsquery)
   LANGUAGE plpgsql STABLE ROWS 1 AS E'
 BEGIN
   PERFORM set_config(''pg_trgm.similarity_threshold'', ''0.25'', true)\073
@@ -169,7 +170,10 @@ BEGIN
     (SELECT array_agg(p.q ORDER BY p.ord) FROM part p WHERE numnode(p.q) > 0 HAVING count(*) > 1),
     (SELECT array_agg(p.name_q ORDER BY p.ord) FROM part p WHERE numnode(p.q) > 0 HAVING count(*) > 1),
     (SELECT array_agg(p.fixed ORDER BY p.ord) FROM part p WHERE numnode(p.q) > 0 HAVING count(*) > 1),
-    (SELECT string_agg(''('' || p.q::text || '')'', '' | '')::tsquery FROM part p WHERE numnode(p.q) > 0 HAVING count(*) > 1)\073
+    (SELECT string_agg(''('' || p.q::text || '')'', '' | '')::tsquery FROM part p WHERE numnode(p.q) > 0 HAVING count(*) > 1),
+    (SELECT string_agg(''('' || (
+        SELECT string_agg(''('' || o.q::text || '')'', '' & '') FROM part o WHERE numnode(o.q) > 0 AND o.ord <> p.ord) || '')'', '' | '')::tsquery
+     FROM part p WHERE numnode(p.q) > 0 HAVING count(*) > 2)\073
 END';
 
 ALTER TABLE "metric_search"
