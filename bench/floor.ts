@@ -17,12 +17,17 @@
  *
  * Run: DATABASE_URL=... PORT=... PUBLIC_APP_URL=... node --import tsx bench/floor.ts
  */
+import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import pg from 'pg';
 import { API_KEY_PATTERN, hashSecret } from '../src/auth/secrets.js';
 import { badRequest, type ErrorResponse, errors } from '../src/errors.js';
+import { normalizedSearch } from '../src/metric/rows.js';
+import { rankedSearch } from '../src/metric/search-rank.js';
 import { isUuid } from '../src/uuid.js';
 import { DASHBOARD_QUERY } from './load.js';
+
+const NO_FILTER = { lifecycle: null, policyTier: null, scope: null, metricType: null };
 
 type Row = Record<string, unknown>;
 interface Org {
@@ -150,39 +155,8 @@ const LIST_SQL = `SELECT ${LIST_COLUMNS}, (SELECT count(*)::int FROM metric WHER
 /** The total of a page past the end (no row to carry it). */
 const LIST_TOTAL_SQL = 'SELECT count(*)::int AS total FROM metric WHERE org_id = $1';
 
-/**
- * Search hits: the query, and the metrics only its corrected words match, as the service ranks them
- * (src/metric/rows.ts). $1 org, $2 the lower-cased query, $3 its LIKE prefix, $4 its words (none for a
- * structured query), $5 the query for websearch_to_tsquery.
- */
-const SEARCH_EXACT = `CASE WHEN m.name_lower = $2 THEN 2 WHEN m.name_lower LIKE $3 THEN 1 ELSE 0 END`;
-const SEARCH_TSQUERY = `websearch_to_tsquery('english', $5)`;
-const SEARCH_CORRECTED = `
-  WITH word AS MATERIALIZED (
-    SELECT w.ord, w.word,
-      EXISTS (SELECT 1 FROM search_term t WHERE t.org_id = $1 AND t.term = w.word) AS known,
-      (SELECT string_agg(c.term, ' | ') FROM (
-         SELECT t.term FROM search_term t
-         WHERE t.org_id = $1 AND length(w.word) > 2 AND (t.term % w.word OR t.term LIKE '%' || w.word || '%')
-         ORDER BY t.term LIKE '%' || w.word || '%' DESC, similarity(t.term, w.word) DESC, t.term LIMIT 20) c) AS corrections
-    FROM unnest($4::text[]) WITH ORDINALITY AS w(word, ord))
-  SELECT to_tsquery('english', string_agg(
-      '(' || CASE WHEN known OR corrections IS NULL THEN word ELSE corrections END || ')', ' & ' ORDER BY ord)) AS q
-  FROM word HAVING bool_or(NOT known AND corrections IS NOT NULL)`;
-const SEARCH_HITS = `
-  SELECT m.id, m.name, ${SEARCH_EXACT} AS exact, 1 + ts_rank(m.search_vector, ${SEARCH_TSQUERY}) AS score
-  FROM metric_search m WHERE m.org_id = $1 AND m.search_vector @@ ${SEARCH_TSQUERY}
-  UNION ALL
-  SELECT m.id, m.name, ${SEARCH_EXACT}, ts_rank(m.search_vector, c.q)
-  FROM (${SEARCH_CORRECTED}) c JOIN metric_search m ON m.search_vector @@ c.q
-  WHERE m.org_id = $1 AND NOT (m.search_vector @@ ${SEARCH_TSQUERY})`;
-/** A page of hits ($6 offset, $7 limit) with the total. */
-const SEARCH_SQL = `SELECT ${LIST_COLUMNS}, hit.total FROM (
-    SELECT h.id, h.name, h.exact, h.score, count(*) OVER ()::int AS total FROM (${SEARCH_HITS}) h
-    ORDER BY h.exact DESC, h.score DESC, h.name, h.id OFFSET $6 LIMIT $7) hit
-  JOIN metric m ON m.id = hit.id
-  ORDER BY hit.exact DESC, hit.score DESC, hit.name, hit.id`;
-const SEARCH_TOTAL_SQL = `SELECT count(*)::int AS total FROM (${SEARCH_HITS}) h`;
+/** Search sends the service's own ranking statement; a statement is named by a digest of its text (its shape). */
+const shape = (text: string) => createHash('sha1').update(text).digest('hex').slice(0, 12);
 
 const KEY_SQL = `SELECT k.scopes, k.sandbox, k.revoked_at, o.id, o.slug, o.fiscal_calendar_start_month AS fiscal
   FROM api_key k JOIN organization o ON o.id = k.org_id WHERE k.key_hash = $1`;
@@ -281,16 +255,14 @@ export function createFloor(pool: pg.Pool, publicAppUrl: string) {
     let rows: Row[];
     let total: number;
     if (q?.trim()) {
-      const text = q.trim().toLowerCase();
-      const escaped = text.replace(/[\\%_]/g, (c) => `\\${c}`);
-      const structured = /"|(^|\s)-\S|\sor\s/i.test(text);
-      const words = structured ? [] : (text.match(/[\p{L}\p{N}]+/gu) ?? []);
-      const fullText = text.replace(/[^\p{L}\p{N}\s"-]+/gu, ' ').replace(/([\p{L}\p{N}])-+(?=[\p{L}\p{N}])/gu, '$1 ');
-      const values = [org.id, text, `${escaped}%`, words, fullText];
-      ({ rows } = await run('search', SEARCH_SQL, [...values, skip, pageSize]));
+      // The service's ranking, the same statement (src/metric/search-rank.ts), named by its shape.
+      const search = rankedSearch(org.id, normalizedSearch(q), NO_FILTER, { skip, take: pageSize });
+      const text = `SELECT ${LIST_COLUMNS}, hit.total FROM (${search.page.text}) hit JOIN metric m ON m.id = hit.id ORDER BY hit.rank`;
+      ({ rows } = await run(`search_${shape(text)}`, text, search.page.values));
       total = (rows[0]?.total as number | undefined) ?? 0;
       if (!rows.length && skip > 0)
-        total = (await run('search_total', SEARCH_TOTAL_SQL, values)).rows[0].total as number;
+        total = (await run(`search_total_${shape(search.count.text)}`, search.count.text, search.count.values)).rows[0]
+          .total as number;
     } else {
       ({ rows } = await run('list', LIST_SQL, [org.id, skip, pageSize]));
       total = (rows[0]?.total as number | undefined) ?? 0;

@@ -16,6 +16,7 @@ import { type Metric, Prisma } from '../generated/prisma/client.js';
 import { type EffectiveFilter, filterSql } from './list.js';
 import type { MetricPart } from './parts.js';
 import type { KeptReads } from './read-cache.js';
+import { rankedSearch } from './search-rank.js';
 
 /** Every field of the model and its column: the type makes a missing or unknown field a compile error. */
 const METRIC_FIELDS: Record<keyof Metric, string> = {
@@ -205,35 +206,10 @@ export async function listMetricPageWithParts(
   return pageOf(rows, total);
 }
 
-/** A query in websearch syntax (a quoted phrase, `or`, a `-` before a word) is taken as written: no corrections. */
-const STRUCTURED_QUERY = /"|(^|\s)-\S|\sor\s/i;
-
 /**
- * The query as the full-text parser should read it: punctuation inside a word
- * ("net-revenue", "net/revenue") separates words, as it does in the metrics'
- * text. Left to the parser, "net-revenue" is a phrase of the compound and its
- * parts, and "net/revenue" a file path: neither matches "Net Revenue".
- */
-const fullTextQuery = (text: string) =>
-  text.replace(/[^\p{L}\p{N}\s"-]+/gu, ' ').replace(/([\p{L}\p{N}])-+(?=[\p{L}\p{N}])/gu, '$1 ');
-
-/** Corrections offered for one query word, at most. */
-const CORRECTIONS_PER_WORD = 20;
-
-/**
- * Search: relevance first, then name and id; the total of all matches is a
- * window count. Relevance: an exact name, then a name prefix; then the
- * full-text matches of the query by rank, above the metrics found only once
- * its unknown words are corrected, by their rank.
- *
- * Both ways to match are led by the full-text index of `metric_search`, a
- * narrow copy of the metrics (prisma/migrations/20261123000000_search_documents).
- * A query word that is none of the organization's words (`search_term`) is
- * corrected to the words it is part of ("reven": "revenue") or similar to by
- * trigrams ("revnue": "revenue"), among the organization's words rather than
- * over its metrics; the corrected query only adds metrics the query itself
- * did not match. At 100,000 metrics this took "revnue" from 970 ms (trigram
- * similarity over every metric) to 73 ms.
+ * Search: the ranking of src/metric/search-rank.ts (tiers, canonical first),
+ * then name and id; the total of all matches is a window count. Ranked on
+ * narrow rows (id and sort keys), then the page's rows are read.
  */
 async function rankSearchPage(
   sql: SqlReader,
@@ -243,49 +219,12 @@ async function rankSearchPage(
   page: { skip: number; take: number },
   fields: MetricFields,
 ): Promise<MetricPage> {
-  const words = STRUCTURED_QUERY.test(text) ? [] : (text.match(/[\p{L}\p{N}]+/gu) ?? []);
-  const prefix = `${escapeLike(text)}%`;
-  const org = Prisma.sql`m.org_id = ${orgId}::uuid ${filterSql(filter)}`;
-  const exact = Prisma.sql`CASE WHEN m.name_lower = ${text} THEN 2 WHEN m.name_lower LIKE ${prefix} THEN 1 ELSE 0 END`;
-  const tsq = Prisma.sql`websearch_to_tsquery('english', ${fullTextQuery(text)})`;
-  // A word is known, or corrected to the words containing it, then the most similar; the corrected
-  // query exists only when some word was corrected.
-  const corrected = Prisma.sql`
-    WITH word AS MATERIALIZED (
-      SELECT w.ord, w.word,
-        EXISTS (SELECT 1 FROM search_term t WHERE t.org_id = ${orgId}::uuid AND t.term = w.word) AS known,
-        (SELECT string_agg(c.term, ' | ') FROM (
-           SELECT t.term FROM search_term t
-           WHERE t.org_id = ${orgId}::uuid AND length(w.word) > 2
-             AND (t.term % w.word OR t.term LIKE '%' || w.word || '%')
-           ORDER BY t.term LIKE '%' || w.word || '%' DESC, similarity(t.term, w.word) DESC, t.term
-           LIMIT ${CORRECTIONS_PER_WORD}) c) AS corrections
-      FROM unnest(${words}::text[]) WITH ORDINALITY AS w(word, ord))
-    SELECT to_tsquery('english', string_agg(
-        '(' || CASE WHEN known OR corrections IS NULL THEN word ELSE corrections END || ')', ' & ' ORDER BY ord)) AS q
-    FROM word
-    HAVING bool_or(NOT known AND corrections IS NOT NULL)`;
-  const hits = Prisma.sql`
-    SELECT m.id, m.name, ${exact} AS exact, 1 + ts_rank(m.search_vector, ${tsq}) AS score
-    FROM metric_search m WHERE ${org} AND m.search_vector @@ ${tsq}
-    UNION ALL
-    SELECT m.id, m.name, ${exact}, ts_rank(m.search_vector, c.q)
-    FROM (${corrected}) c JOIN metric_search m ON m.search_vector @@ c.q
-    WHERE ${org} AND NOT (m.search_vector @@ ${tsq})`;
-  // Ranked on narrow rows (id and sort keys), then the page's rows are read.
+  const search = rankedSearch(orgId, text, filter, page);
   const rows = await sql.query<Metric & { total: number }>(Prisma.sql`
     SELECT ${metricColumns(fields)}, hit.total
-    FROM (
-      SELECT h.id, h.name, h.exact, h.score, count(*) OVER ()::int AS total
-      FROM (${hits}) h
-      ORDER BY h.exact DESC, h.score DESC, h.name, h.id
-      OFFSET ${page.skip} LIMIT ${page.take}) hit
-    JOIN metric m ON m.id = hit.id
-    ORDER BY hit.exact DESC, hit.score DESC, hit.name, hit.id`);
-  return withTotal(rows, page.skip, async () => {
-    const [count] = await sql.query<{ total: number }>(Prisma.sql`SELECT count(*)::int AS total FROM (${hits}) h`);
-    return count?.total ?? 0;
-  });
+    FROM (${search.page}) hit JOIN metric m ON m.id = hit.id
+    ORDER BY hit.rank`);
+  return withTotal(rows, page.skip, async () => (await sql.query<{ total: number }>(search.count))[0]?.total ?? 0);
 }
 
 /**
@@ -340,8 +279,4 @@ async function withTotal(
 
 function concat(fragments: Prisma.Sql[]): Prisma.Sql {
   return fragments.length ? Prisma.join(fragments, ' ') : Prisma.empty;
-}
-
-function escapeLike(text: string): string {
-  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
 }

@@ -1,0 +1,202 @@
+/**
+ * The ranking of a search, as SQL over `metric_search` (the narrow copy of
+ * the metrics that prisma/migrations/20261123000000_search_documents and
+ * 20261125000000_search_tiers keep): which metrics a query finds and in what
+ * order. src/metric/rows.ts takes a page of it; the bench's floor sends the
+ * same statement.
+ *
+ * Tiers, best first:
+ *
+ * 0. the query (its letters and digits) is the metric's name, key or an
+ *    alias, or else one of its acronyms;
+ * 1. its name words (name, key parts, aliases, acronyms) hold every word of
+ *    the query, the names that start with the query first;
+ * 2. they do once the query's unknown words are corrected;
+ * 3. its text (name words, concept, tags, description) holds every word;
+ * 4. it does once corrected;
+ * 5. partial coverage, when tiers 0 to 4 hold fewer metrics than the page:
+ *    the metrics that hold some of the query's significant words (stop and
+ *    question words left out, a word no metric has corrected), when they
+ *    hold none at all (two significant words or more), else those that hold
+ *    all of them but one (three or more); by how much of the query they
+ *    cover: each word counts 2 among the name words, else 1, half when
+ *    through a correction, times how telling it is (idf among the
+ *    candidates).
+ *
+ * Within a tier: canonical first (released and approved, then validated and
+ * candidate, then draft, then deprecated), then the exact forms before the
+ * acronyms (tier 0) and the name prefixes (tier 1), then a full-text rank
+ * normalized by the document's length (`ts_rank` flag 1), so that a word
+ * repeated in a long description does not win, then name and id. A metric
+ * whose parent (the metric that supersedes it, else the one it is a variant
+ * of) is in the same tier comes right after it.
+ *
+ * A query in websearch syntax (a quoted phrase, `or`, a `-` before a word)
+ * is taken as written: tiers 0, 1 and 3 only. Everything a tier needs of a
+ * metric is in its search row (forms, acronyms, canonical order, parent);
+ * the query side of corrections and partial coverage is one call of
+ * `search_query`, whose statements are planned once per connection, and only
+ * for a query that is not taken as written.
+ */
+import { Prisma } from '../generated/prisma/client.js';
+import { type EffectiveFilter, filterSql } from './list.js';
+
+/** A query in websearch syntax (a quoted phrase, `or`, a `-` before a word) is taken as written: no corrections. */
+const STRUCTURED_QUERY = /"|(^|\s)-\S|\sor\s/i;
+
+/**
+ * The query as the full-text parser should read it: punctuation inside a word
+ * ("net-revenue", "net/revenue") separates words, as it does in the metrics'
+ * text. Left to the parser, "net-revenue" is a phrase of the compound and its
+ * parts, and "net/revenue" a file path: neither matches "Net Revenue".
+ */
+const fullTextQuery = (text: string) =>
+  text.replace(/[^\p{L}\p{N}\s"-]+/gu, ' ').replace(/([\p{L}\p{N}])-+(?=[\p{L}\p{N}])/gu, '$1 ');
+
+/**
+ * Words that say nothing of the metric meant ("how many people use ..."),
+ * left out of partial coverage besides the full-text parser's own stop words
+ * (which match nothing anyway).
+ */
+const QUESTION_WORDS = new Set(
+  (
+    'how many much what which who whom whose when where why is are was were be been do does did can could should ' +
+    'would will we our us you your i me my they their them it its this that these those there here every each all ' +
+    'any some get gets give tell show find know metric metrics measure measured number kpi'
+  ).split(' '),
+);
+
+/** A search as SQL: a page of it, and the count of all its matches. */
+export interface RankedSearch {
+  /** the page's rows (id, name, total) in order of `rank`; `total` counts every match */
+  page: Prisma.Sql;
+  /** `SELECT count(*)::int AS total` of every match */
+  count: Prisma.Sql;
+}
+
+/** A family's sort keys (those of its head), then the member's own: a head before its children. */
+const FAMILY_ORDER = `g_tier, g_cover DESC, g_canon, g_place, g_score DESC, g_name, g_id,
+  child, canon, place, score DESC, name, id`;
+/** A match's own sort keys. */
+const OWN_ORDER = 'tier, cover DESC, canon, place, score DESC, name, id';
+
+/**
+ * The ranking of `text` (normalized: trimmed, lowercased) over the
+ * organization's metrics that `filter` keeps. `take` is the page size:
+ * partial coverage fills a page that the other tiers leave short.
+ */
+export function rankedSearch(
+  orgId: string,
+  text: string,
+  filter: EffectiveFilter,
+  page: { skip: number; take: number },
+): RankedSearch {
+  const structured = STRUCTURED_QUERY.test(text);
+  const words = text.match(/[\p{L}\p{N}]+/gu) ?? [];
+  const org = Prisma.sql`m.org_id = ${orgId}::uuid ${filterSql(filter)}`;
+  // The query side, computed once per search (in a generic plan, an expression of the parameters would
+  // be computed again on every row): the query, and the query restricted to name words (every lexeme
+  // weighted A).
+  const tsq = Prisma.sql`
+    SELECT t.tsq, regexp_replace(t.tsq::text, '''((?:[^'']|'''')*)''', '''\\1'':A', 'g')::tsquery AS name_tsq
+    FROM (SELECT websearch_to_tsquery('english', ${fullTextQuery(text)}) AS tsq) t`;
+  const compact = words.join('');
+  // A name prefix, for a query that is words only (a query in websearch syntax is no name's prefix).
+  const prefix = structured
+    ? Prisma.sql`11`
+    : Prisma.sql`CASE WHEN m.name_lower LIKE ${`${escapeLike(text)}%`} THEN 10 ELSE 11 END`;
+  // The place in the ranking: its tens are the tier, its units a distinction within it. A metric
+  // whose name, key, alias or acronym the query is holds every word of the query among its name words.
+  const asWritten = Prisma.sql`
+    SELECT m.id, m.name, m.parent_id, m.is_parent, m.canon, 0::float8 AS cover,
+      CASE WHEN m.search_vector @@ q.name_tsq THEN (
+          CASE WHEN ${compact} = ANY(m.forms) THEN 0 WHEN ${compact} = ANY(m.acronyms) THEN 1 ELSE ${prefix} END)
+        ELSE 30 END AS place,
+      ts_rank(m.search_vector, q.tsq) / m.rank_norm AS score
+    FROM q JOIN metric_search m ON m.search_vector @@ q.tsq WHERE ${org}`;
+  if (structured || words.length === 0) {
+    return inFamilies(Prisma.sql`WITH q AS MATERIALIZED (${tsq}) ${asWritten}`, page);
+  }
+
+  const significant = words.filter((word) => !QUESTION_WORDS.has(word));
+  const hits = Prisma.sql`
+    ${asWritten}
+    UNION ALL
+    SELECT m.id, m.name, m.parent_id, m.is_parent, m.canon, 0,
+      CASE WHEN m.search_vector @@ q.corrected_name THEN 20 ELSE 40 END,
+      ts_rank(m.search_vector, q.corrected) / m.rank_norm
+    FROM q JOIN metric_search m ON m.search_vector @@ q.corrected
+    WHERE ${org} AND NOT (m.search_vector @@ q.tsq)`;
+  // Partial coverage: each significant word a metric holds counts 2 among its name words, else 1
+  // (half when it is a correction of a word no metric has), times how telling the word is among
+  // the candidates (idf: ln(1 + candidates / those holding it)).
+  // Written out for each significant word (a word past the end of q.parts, a stop word, matches nothing)
+  // rather than a subquery on every candidate: its mark, how many candidates hold it, its weight.
+  const each = (term: (k: number) => string, separator: string) =>
+    Prisma.raw(significant.map((_, k) => term(k + 1)).join(separator) || '0');
+  const marks = each(
+    (k) => `CASE WHEN m.search_vector @@ q.parts[${k}] THEN (CASE WHEN m.search_vector @@ q.part_names[${k}] THEN 2
+      ELSE 1 END) * (CASE WHEN q.part_fixed[${k}] THEN 0.5 ELSE 1 END) ELSE 0 END`,
+    ', ',
+  );
+  const weights = each(
+    (k) => `ln(1 + count(*)::float8 / greatest(1, count(*) FILTER (WHERE p.marks[${k}] > 0)))`,
+    ', ',
+  );
+  const cover = each((k) => `p.marks[${k}] * idf.weights[${k}]`, ' + ');
+  const partial = Prisma.sql`
+    part AS MATERIALIZED (
+      SELECT m.id, m.name, m.parent_id, m.is_parent, m.canon, ts_rank(m.search_vector, q.any_part) / m.rank_norm AS score,
+        ARRAY[${marks}]::float8[] AS marks
+      FROM q JOIN metric_search m ON m.search_vector @@ (
+        CASE WHEN NOT EXISTS (SELECT FROM hit) THEN q.any_part
+          WHEN (SELECT count(*) FROM (SELECT FROM hit LIMIT ${page.take}) h) < ${page.take} THEN q.most_parts END)
+      WHERE ${org} AND NOT (m.search_vector @@ q.tsq) AND NOT coalesce(m.search_vector @@ q.corrected, false)),
+    idf AS (SELECT ARRAY[${weights}] AS weights FROM part p)`;
+  const covered = Prisma.sql`
+    SELECT p.id, p.name, p.parent_id, p.is_parent, p.canon, ${cover}, 50, p.score
+    FROM part p, idf`;
+  return inFamilies(
+    Prisma.sql`
+      WITH q AS MATERIALIZED (
+        SELECT w.*, s.* FROM (${tsq}) w, search_query(${orgId}::uuid, ${words}::text[], ${significant}::text[]) s),
+      hit AS MATERIALIZED (${hits}),
+      ${partial}
+      SELECT * FROM hit UNION ALL ${covered}`,
+    page,
+  );
+}
+
+/**
+ * A page of the matches in families: a metric whose parent matched in the
+ * same tier (`attached`) comes right after it, its parent's place being the
+ * family's; every other match heads a family of its own. The first
+ * skip + take rows are in the first skip + take families, so only those are
+ * ranked with their children; the rest of the matches are only counted.
+ */
+function inFamilies(matches: Prisma.Sql, page: { skip: number; take: number }): RankedSearch {
+  const head = (alias: string) =>
+    Prisma.raw(
+      ['tier', 'cover', 'canon', 'place', 'score', 'name', 'id'].map((k) => `${alias}.${k} AS g_${k}`).join(', '),
+    );
+  const ranked = Prisma.sql`
+    WITH every AS MATERIALIZED (SELECT h.*, h.place / 10 AS tier FROM (${matches}) h),
+    attached AS MATERIALIZED (
+      SELECT c.* FROM every c JOIN every p ON p.id = c.parent_id AND p.tier = c.tier
+      WHERE c.parent_id IS NOT NULL AND p.is_parent AND p.parent_id IS DISTINCT FROM c.id),
+    head AS MATERIALIZED (
+      SELECT h.* FROM every h WHERE NOT EXISTS (SELECT 1 FROM attached a WHERE a.id = h.id)
+      ORDER BY ${Prisma.raw(OWN_ORDER)} LIMIT ${page.skip + page.take}),
+    family AS (
+      SELECT h.*, false AS child, ${head('h')} FROM head h
+      UNION ALL
+      SELECT a.*, true, ${head('h')} FROM head h JOIN attached a ON a.parent_id = h.id)
+    SELECT f.id, f.name, (SELECT count(*) FROM every)::int AS total, f.rank
+    FROM (SELECT id, name, row_number() OVER (ORDER BY ${Prisma.raw(FAMILY_ORDER)}) AS rank FROM family) f
+    WHERE f.rank > ${page.skip} AND f.rank <= ${page.skip + page.take}`;
+  return { page: ranked, count: Prisma.sql`SELECT count(*)::int AS total FROM (${matches}) h` };
+}
+
+function escapeLike(text: string): string {
+  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
