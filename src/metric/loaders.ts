@@ -73,47 +73,55 @@ function prime<N extends PartName>(loaders: MetricLoaders, name: N, id: string, 
 }
 
 /**
- * A metric of the organization (its `fields`, null: all) read with `parts`
- * in one statement (their loaders primed); null when there is none. Should
- * that statement fail, the metric is read alone and each part by its loader,
- * so that a failed supporting read fails only its own fields (they degrade;
- * see the REST envelopes), as it would without the shortcut.
+ * Reads with `parts` in the same statement, then `primes` their loaders from
+ * what it read. Should that statement fail, `alone` reads without them and
+ * each part is left to its loader, so that a failed supporting read fails
+ * only its own fields (they degrade; see the REST envelopes), as it would
+ * without the shortcut.
  */
-export async function loadMetricWithParts(
+async function readWithParts<R, T>(
+  parts: ReadonlySet<PartName>,
+  combined: (parts: MetricPart<unknown>[]) => Promise<R>,
+  alone: () => Promise<T>,
+  primed: (read: R, names: PartName[]) => T,
+): Promise<T> {
+  const names = [...parts];
+  if (!names.length) return alone();
+  let read: R;
+  try {
+    read = await combined(names.map((name) => METRIC_PARTS[name]));
+  } catch {
+    return alone();
+  }
+  return primed(read, names);
+}
+
+/** A metric of the organization (its `fields`, null: all) with `parts` in one statement; null when there is none. */
+export function loadMetricWithParts(
   sql: SqlReader,
   loaders: MetricLoaders,
   orgId: string,
   id: string,
   { fields, parts }: { fields: MetricFields; parts: ReadonlySet<PartName> },
 ): Promise<Metric | null> {
-  const alone = async () => (await findMetricRow(sql, orgId, id, [], fields))?.metric ?? null;
-  const names = [...parts];
-  if (!names.length) return alone();
-  let found: Awaited<ReturnType<typeof findMetricRow>>;
-  try {
-    found = await findMetricRow(
-      sql,
-      orgId,
-      id,
-      names.map((name) => METRIC_PARTS[name]),
-      fields,
-    );
-  } catch {
-    return alone();
-  }
-  if (!found) return null;
-  for (const name of names) prime(loaders, name, id, found.row);
-  return found.metric;
+  return readWithParts(
+    parts,
+    (list) => findMetricRow(sql, orgId, id, list, fields),
+    async () => (await findMetricRow(sql, orgId, id, [], fields))?.metric ?? null,
+    (found, names) => {
+      if (!found) return null;
+      for (const name of names) prime(loaders, name, id, found.row);
+      return found.metric;
+    },
+  );
 }
 
 /**
  * A list page with the parts its selection asks for, read in the page's own
- * statement after OFFSET/LIMIT (their loaders primed): a dashboard of 100
- * metrics with counts and notes is one statement. Should it fail, the page
- * is read alone and each part by its loader, as {@link loadMetricWithParts}
- * does.
+ * statement after OFFSET/LIMIT: a dashboard of 100 metrics with counts and
+ * notes is one statement.
  */
-export async function loadListPageWithParts(
+export function loadListPageWithParts(
   sql: SqlReader,
   loaders: MetricLoaders,
   orgId: string,
@@ -122,26 +130,16 @@ export async function loadListPageWithParts(
   { fields, parts }: { fields: MetricFields; parts: ReadonlySet<PartName> },
   kept: KeptReads,
 ): Promise<MetricPage> {
-  const names = [...parts];
-  const alone = () => listMetricPage(sql, orgId, filter, page, fields, kept);
-  if (!names.length) return alone();
-  let read: Awaited<ReturnType<typeof listMetricPageWithParts>>;
-  try {
-    read = await listMetricPageWithParts(
-      sql,
-      orgId,
-      filter,
-      page,
-      fields,
-      kept,
-      names.map((name) => METRIC_PARTS[name]),
-    );
-  } catch {
-    return alone();
-  }
-  read.rows.forEach((metric, i) => {
-    const row = read.partRows[i];
-    if (row) for (const name of names) prime(loaders, name, metric.id, row);
-  });
-  return { rows: read.rows, total: read.total };
+  return readWithParts(
+    parts,
+    (list) => listMetricPageWithParts(sql, orgId, filter, page, fields, kept, list),
+    () => listMetricPage(sql, orgId, filter, page, fields, kept),
+    (read, names) => {
+      read.rows.forEach((metric, i) => {
+        const row = read.partRows[i];
+        if (row) for (const name of names) prime(loaders, name, metric.id, row);
+      });
+      return { rows: read.rows, total: read.total };
+    },
+  );
 }
