@@ -182,23 +182,24 @@ export async function listMetricPageWithParts(
     total,
     partRows: rows,
   });
+  // The page is cut from ids in name order first (the (org_id, name, id) index, read in order),
+  // then its rows are read by id, with the page size written into the statement (an integer of
+  // 1 to 100, one prepared statement per size in use). Planned once for any LIMIT (a generic
+  // plan), the statement sorted every metric of the organization, or joined a page it took for
+  // thousands of rows by hashing them all: 0.4 to 0.5 s a page at 100,000 metrics.
+  const limit = Prisma.raw(String(Math.trunc(page.take)));
+  const pageRows = (total: Prisma.Sql) => Prisma.sql`
+    SELECT ${metricColumns(fields)} ${sortKey} ${total}
+    FROM (SELECT m.id FROM metric m ${where} ORDER BY m.name, m.id OFFSET ${page.skip} LIMIT ${limit}) page
+    JOIN metric m ON m.id = page.id
+    ORDER BY m.name, m.id`;
   if (known !== undefined) {
     if (page.skip >= known) return { rows: [], total: known, partRows: [] };
-    const rows = await sql.query<Record<string, unknown>>(
-      withParts(Prisma.sql`
-      SELECT ${metricColumns(fields)} ${sortKey} FROM metric m ${where}
-      ORDER BY m.name, m.id OFFSET ${page.skip} LIMIT ${page.take}`),
-    );
+    const rows = await sql.query<Record<string, unknown>>(withParts(pageRows(Prisma.empty)));
     return pageOf(rows, known);
   }
   const count = Prisma.sql`SELECT count(*)::int AS total FROM metric m ${where}`;
-  const rows = await sql.query<Record<string, unknown>>(
-    withParts(Prisma.sql`
-    SELECT ${metricColumns(fields)} ${sortKey}, (${count}) AS total
-    FROM metric m ${where}
-    ORDER BY m.name, m.id
-    OFFSET ${page.skip} LIMIT ${page.take}`),
-  );
+  const rows = await sql.query<Record<string, unknown>>(withParts(pageRows(Prisma.sql`, (${count}) AS total`)));
   const total =
     (rows[0]?.total as number | undefined) ??
     (page.skip === 0 ? 0 : ((await sql.query<{ total: number }>(count))[0]?.total ?? 0));
