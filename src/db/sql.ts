@@ -124,7 +124,14 @@ export function preparedReader(pool: pg.Pool): SqlReader {
   return {
     async query<T>(statement: Prisma.Sql): Promise<T[]> {
       const { text, values } = statement;
-      const query = { sql: text, args: values, argTypes: values.map(argType) };
+      // As recorded for tests (src/db/query-stats.ts); the types are worked out only when read.
+      const query = {
+        sql: text,
+        args: values,
+        get argTypes() {
+          return values.map(argType);
+        },
+      };
       const result = await countStatement(query, () =>
         pool.query({ name: nameOf(text), text, values, types: prismaTypes }),
       );
