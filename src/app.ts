@@ -2,7 +2,6 @@
  * Builds the HTTP application (Fastify); never listens (src/server.ts does).
  * Tests build it and call it in process.
  */
-import fastifyCookie from '@fastify/cookie';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { createLastUsedRecorder } from './auth/last-used.js';
 import { createContext, type ServiceConfig } from './context.js';
@@ -13,7 +12,7 @@ import { errors, HttpError } from './errors.js';
 import { createGraphqlServer, wantsGraphiql } from './graphql-server.js';
 import { apiKeyRoutes } from './http/admin-routes.js';
 import { allowListedOrigins, rejectCrossOrigin } from './http/cross-origin.js';
-import { firstHeader } from './http/headers.js';
+import { firstHeader, sessionCookie } from './http/headers.js';
 import { createMetrics, type Metrics } from './http/metrics.js';
 import { instrumentRequests, requestId } from './http/observability.js';
 import { type AccessDeps, admitApiKeyOrSession, spendOperationCost, type ThrottleConfig } from './http/request-auth.js';
@@ -87,7 +86,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // One line per request of our own (src/http/observability.ts) instead of Fastify's two.
     logController: new LogController({ requestIdLogLabel: 'requestId', disableRequestLogging: true }),
   });
-  await app.register(fastifyCookie);
   const metrics = options.metrics ?? createMetrics();
   instrumentRequests(app, metrics);
   allowListedOrigins(app, config.corsOrigins);
@@ -172,7 +170,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       // A session cookie is honoured only from this origin: a page elsewhere gets no data
       // through a signed-in browser (a bearer key is no ambient credential).
       const graphiql = wantsGraphiql(request);
-      if (!graphiql && firstHeader(request, 'authorization') === undefined && request.cookies.session) {
+      if (!graphiql && firstHeader(request, 'authorization') === undefined && sessionCookie(request)) {
         rejectCrossOrigin(request);
       }
       // GraphiQL's page runs no operation; its queries come back with credentials.

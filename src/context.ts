@@ -24,7 +24,15 @@ export interface OrganizationInfo {
 }
 
 export type Principal =
-  | { kind: 'api_key'; keyId: string; scopes: string[]; rateLimitPerMinute: number | null; org: OrganizationInfo }
+  | {
+      kind: 'api_key';
+      keyId: string;
+      /** the SHA-256 of the secret, as stored: the subject of the key's rate limit window */
+      keyHash: string;
+      scopes: string[];
+      rateLimitPerMinute: number | null;
+      org: OrganizationInfo;
+    }
   | { kind: 'session'; userId: string; role: Role; org: OrganizationInfo };
 
 export interface ServiceConfig {

@@ -40,17 +40,26 @@ interface KeyRow {
   metricsVersion: string;
 }
 
-export async function authenticateApiKey(
-  sql: SqlReader,
-  request: { authorization: string | undefined; serviceEnv: string | undefined },
-  requested: RequestedScope,
-): Promise<AuthResult> {
-  const { authorization } = request;
+/** The key a bearer header presents, by its hash (the lookup's and the key budget's subject). */
+export type PresentedKey = { ok: true; keyHash: string } | { ok: false; error: ErrorResponse };
+
+/** Authorization header and key format, the checks before any lookup. */
+export function presentedKey(authorization: string | undefined): PresentedKey {
   if (authorization === undefined || authorization === '') return { ok: false, error: errors.missingAuthorization };
   const match = BEARER.exec(authorization);
   if (!match?.[1]) return { ok: false, error: errors.invalidAuthorizationFormat };
   const secret = match[1];
   if (!API_KEY_PATTERN.test(secret)) return { ok: false, error: errors.invalidApiKeyFormat };
+  return { ok: true, keyHash: hashSecret(secret) };
+}
+
+/** Key lookup, revoked, sandbox header and scope, for a key of the right format ({@link presentedKey}). */
+export async function authenticateApiKey(
+  sql: SqlReader,
+  keyHash: string,
+  serviceEnv: string | undefined,
+  requested: RequestedScope,
+): Promise<AuthResult> {
   // On the SQL reader: this runs on every request (src/db/sql.ts says why).
   const [key] = await sql.query<KeyRow>(Prisma.sql`
     SELECT k.id::text AS id, k.scopes, k.sandbox, k.revoked_at AS "revokedAt",
@@ -59,16 +68,17 @@ export async function authenticateApiKey(
            o.fiscal_calendar_start_month AS "fiscalCalendarStartMonth", o.summary_daily_cap AS "summaryDailyCap",
            o.metrics_version::text AS "metricsVersion"
     FROM api_key k JOIN organization o ON o.id = k.org_id
-    WHERE k.key_hash = ${hashSecret(secret)}`);
+    WHERE k.key_hash = ${keyHash}`);
   if (!key) return { ok: false, error: errors.invalidApiKey };
   if (key.revokedAt) return { ok: false, error: errors.revokedApiKey };
-  if (key.sandbox && request.serviceEnv !== 'sandbox') return { ok: false, error: errors.sandboxKeyRequiresSandbox };
+  if (key.sandbox && serviceEnv !== 'sandbox') return { ok: false, error: errors.sandboxKeyRequiresSandbox };
   if (!scopeSatisfied(key.scopes, requested)) return { ok: false, error: errors.insufficientScope };
   return {
     ok: true,
     principal: {
       kind: 'api_key',
       keyId: key.id,
+      keyHash,
       scopes: key.scopes,
       rateLimitPerMinute: key.rateLimitPerMinute,
       org: {

@@ -4,7 +4,6 @@
  * of the session's active organization. The key logic itself is
  * src/admin/api-keys.ts, shared with the admin CLI.
  */
-import type {} from '@fastify/cookie';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { ApiKeyNotFoundError, createApiKey, listApiKeys, revokeApiKey } from '../admin/api-keys.js';

@@ -31,11 +31,12 @@ export function notePrincipal(request: FastifyRequest, principal: Principal): vo
 
 export function instrumentRequests(app: FastifyInstance, metrics: Metrics): void {
   app.decorateRequest('principal', null);
-  app.addHook('onSend', async (request, reply, payload) => {
+  // Callback hooks rather than async ones: they run on every request, and an async hook costs a promise each.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('X-Request-Id', request.id);
-    return payload;
+    done();
   });
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     const principal = request.principal;
     // Unmatched URLs share one label so that scanners cannot blow up the series count.
     const route = request.routeOptions.url ?? 'unmatched';
@@ -55,5 +56,6 @@ export function instrumentRequests(app: FastifyInstance, metrics: Metrics): void
       },
       'request completed',
     );
+    done();
   });
 }

@@ -4,18 +4,23 @@
  * lookup, revoked, sandbox header, scope, per-key rate limit. Failures become
  * the documented error responses.
  */
-import type {} from '@fastify/cookie';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { type AuthResult, authenticateApiKey, authenticateSession, SERVICE_ENV_HEADER } from '../auth/authenticate.js';
+import {
+  type AuthResult,
+  authenticateApiKey,
+  authenticateSession,
+  presentedKey,
+  SERVICE_ENV_HEADER,
+} from '../auth/authenticate.js';
 import type { LastUsedRecorder } from '../auth/last-used.js';
 import type { RequestedScope } from '../auth/scopes.js';
 import type { Principal } from '../context.js';
 import type { SqlReader } from '../db/sql.js';
 import { errors, HttpError } from '../errors.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
-import type { KeyRateLimiter, RateDecision } from '../limits/key-rate-limiter.js';
+import { decide, type KeyRateLimiter, type RateDecision } from '../limits/key-rate-limiter.js';
 import type { ReadCache } from '../metric/read-cache.js';
-import { firstHeader } from './headers.js';
+import { firstHeader, sessionCookie } from './headers.js';
 import type { Metrics } from './metrics.js';
 import { notePrincipal } from './observability.js';
 
@@ -38,38 +43,12 @@ export interface AccessDeps {
   metrics: Metrics;
 }
 
-/**
- * The pre-verification throttle: a per-client budget spent before any key
- * lookup, so guessing keys is slow. It is keyed by the client address only
- * and runs the same whatever the presented key is, so it reveals nothing
- * about which keys or prefixes exist; a failed authentication then costs
- * `failureCost` in all (see {@link authenticated}).
- */
-async function throttle(deps: AccessDeps, request: FastifyRequest, reply: FastifyReply): Promise<void> {
-  const decision = await deps.rateLimiter.consume(`client:${request.ip}`, deps.throttle.pointsPerMinute);
-  if (!decision.allowed) {
-    deps.metrics.rejections.inc({ limit: 'throttle' });
-    reply.header('Retry-After', decision.retryAfterSeconds);
-    throw new HttpError(errors.rateLimited);
-  }
-}
-
-/** Unwraps an authentication result; a 401 costs the client its failure surcharge first. */
-async function authenticated(deps: AccessDeps, request: FastifyRequest, result: AuthResult): Promise<Principal> {
-  if (result.ok) return result.principal;
-  if (result.error.status === 401) {
-    await deps.rateLimiter.penalize(
-      `client:${request.ip}`,
-      deps.throttle.pointsPerMinute,
-      deps.throttle.failureCost - 1,
-    );
-  }
-  throw new HttpError(result.error);
-}
+/** The subject of a key's per-minute window: the key's hash, known before the lookup. */
+const keySubject = (keyHash: string) => `key:${keyHash}`;
 
 function budgetOf(deps: AccessDeps, principal: Principal): [subject: string, limit: number] {
   return principal.kind === 'api_key'
-    ? [`key:${principal.keyId}`, principal.rateLimitPerMinute ?? deps.defaultRateLimit]
+    ? [keySubject(principal.keyHash), principal.rateLimitPerMinute ?? deps.defaultRateLimit]
     : [`user:${principal.userId}`, deps.defaultRateLimit];
 }
 
@@ -79,21 +58,10 @@ function rateLimitHeaders(reply: FastifyReply, decision: RateDecision): void {
   reply.header('RateLimit-Reset', decision.resetSeconds);
 }
 
-/**
- * The last check before a route's own work: one request of the caller's
- * per-minute budget. Every answer carries the budget left
- * (RateLimit-Limit/-Remaining/-Reset, IETF draft headers); past it, 429
- * with Retry-After in whole seconds.
- */
-async function spendBudget(deps: AccessDeps, reply: FastifyReply, principal: Principal): Promise<void> {
-  const [subject, limit] = budgetOf(deps, principal);
-  const decision = await deps.rateLimiter.consume(subject, limit);
-  rateLimitHeaders(reply, decision);
-  if (!decision.allowed) {
-    deps.metrics.rejections.inc({ limit: 'key' });
-    reply.header('Retry-After', decision.retryAfterSeconds);
-    throw new HttpError(errors.rateLimited);
-  }
+function rateLimited(deps: AccessDeps, reply: FastifyReply, limit: 'throttle' | 'key', retryAfterSeconds: number) {
+  deps.metrics.rejections.inc({ limit });
+  reply.header('Retry-After', retryAfterSeconds);
+  return new HttpError(errors.rateLimited);
 }
 
 /**
@@ -118,34 +86,91 @@ export async function spendOperationCost(
     rateLimitHeaders(reply, decision);
     return true;
   }
-  await deps.rateLimiter.refund(subject, limit, extra);
+  await deps.rateLimiter.refund(subject, extra);
   deps.metrics.rejections.inc({ limit: 'key' });
   reply.header('Retry-After', decision.retryAfterSeconds);
   return false;
 }
 
-function authenticateBearer(sql: SqlReader, request: FastifyRequest, scope: RequestedScope) {
-  return authenticateApiKey(
-    sql,
-    { authorization: firstHeader(request, 'authorization'), serviceEnv: firstHeader(request, SERVICE_ENV_HEADER) },
-    scope,
-  );
+/**
+ * How a caller is authenticated. `subject` is its rate limit window when it
+ * is known before the lookup (an API key's, by its hash): then the
+ * pre-verification throttle and the window are spent in one round trip to
+ * Redis, and the window's unit is given back if the request is refused before
+ * the rate limit check. null: the window is known from the lookup only (a
+ * session's is its user's).
+ */
+interface Credentials {
+  subject: string | null;
+  authenticate(): Promise<AuthResult>;
 }
 
-/** Throttle, authenticate, spend the caller's budget, note the key's use. */
+/**
+ * Admission, with the decisions in the order the service interface fixes:
+ *
+ * 1. The pre-verification throttle: a per-client budget spent before any
+ *    key lookup, so guessing keys is slow. It is keyed by the client address
+ *    only and runs the same whatever the presented key is, so it reveals
+ *    nothing about which keys or prefixes exist; a failed authentication
+ *    (401) then costs `failureCost` in all.
+ * 2. Authentication (header, format, lookup, revoked, sandbox, scope).
+ * 3. One request of the caller's per-minute budget. Every answer carries the
+ *    budget left (RateLimit-Limit/-Remaining/-Reset, IETF draft headers);
+ *    past it, 429 with Retry-After in whole seconds.
+ *
+ * Then the key's use is noted.
+ */
 async function admit(
   deps: AccessDeps,
   request: FastifyRequest,
   reply: FastifyReply,
-  authenticate: () => Promise<AuthResult>,
+  credentials: Credentials,
 ): Promise<Principal> {
-  await throttle(deps, request, reply);
-  const principal = await authenticated(deps, request, await authenticate());
+  const client = `client:${request.ip}`;
+  const { subject } = credentials;
+  const [throttle, early] = await Promise.all([
+    deps.rateLimiter.consume(client, deps.throttle.pointsPerMinute),
+    subject === null ? null : deps.rateLimiter.spend(subject),
+  ]);
+  const giveBack = () => (subject === null ? undefined : deps.rateLimiter.refund(subject, 1));
+  if (!throttle.allowed) {
+    await giveBack();
+    throw rateLimited(deps, reply, 'throttle', throttle.retryAfterSeconds);
+  }
+  const result = await credentials.authenticate();
+  if (!result.ok) {
+    const surcharge = deps.throttle.failureCost - 1;
+    await Promise.all([
+      giveBack(),
+      result.error.status === 401 && surcharge > 0 ? deps.rateLimiter.spend(client, surcharge) : undefined,
+    ]);
+    throw new HttpError(result.error);
+  }
+  const principal = result.principal;
   notePrincipal(request, principal);
-  await spendBudget(deps, reply, principal);
+  const [budgetSubject, limit] = budgetOf(deps, principal);
+  const decision = decide(limit, early ?? (await deps.rateLimiter.spend(budgetSubject)));
+  rateLimitHeaders(reply, decision);
+  if (!decision.allowed) throw rateLimited(deps, reply, 'key', decision.retryAfterSeconds);
   if (principal.kind === 'api_key') deps.lastUsed.touch(principal.keyId);
   return principal;
 }
+
+/** A bearer API key's credentials: the header's checks first, the lookup by the key's hash. */
+function bearer(deps: AccessDeps, request: FastifyRequest, scope: RequestedScope): Credentials {
+  const presented = presentedKey(firstHeader(request, 'authorization'));
+  if (!presented.ok) return { subject: null, authenticate: async () => presented };
+  const serviceEnv = firstHeader(request, SERVICE_ENV_HEADER);
+  return {
+    subject: keySubject(presented.keyHash),
+    authenticate: () => authenticateApiKey(deps.sql, presented.keyHash, serviceEnv, scope),
+  };
+}
+
+const session = (deps: AccessDeps, token: string | undefined): Credentials => ({
+  subject: null,
+  authenticate: () => authenticateSession(deps.prisma, token),
+});
 
 /** Bearer API key with the requested scope, within its rate limit; throws HttpError otherwise. */
 export function admitApiKey(
@@ -154,12 +179,12 @@ export function admitApiKey(
   reply: FastifyReply,
   scope: RequestedScope,
 ): Promise<Principal> {
-  return admit(deps, request, reply, () => authenticateBearer(deps.sql, request, scope));
+  return admit(deps, request, reply, bearer(deps, request, scope));
 }
 
 /** A signed-in session (cookie), throttled and rate-limited per user like a key. */
 export function admitSession(deps: AccessDeps, request: FastifyRequest, reply: FastifyReply): Promise<Principal> {
-  return admit(deps, request, reply, () => authenticateSession(deps.prisma, request.cookies.session));
+  return admit(deps, request, reply, session(deps, sessionCookie(request)));
 }
 
 /**
@@ -171,10 +196,13 @@ export function admitApiKeyOrSession(
   request: FastifyRequest,
   reply: FastifyReply,
 ): Promise<Principal> {
-  const sessionToken = request.cookies.session;
-  return admit(deps, request, reply, () =>
+  const sessionToken = sessionCookie(request);
+  return admit(
+    deps,
+    request,
+    reply,
     firstHeader(request, 'authorization') === undefined && sessionToken
-      ? authenticateSession(deps.prisma, sessionToken)
-      : authenticateBearer(deps.sql, request, 'metrics:read'),
+      ? session(deps, sessionToken)
+      : bearer(deps, request, 'metrics:read'),
   );
 }

@@ -8,7 +8,7 @@
  * it answers again; the outage and the recovery are logged once each.
  */
 import { Redis } from 'ioredis';
-import { type RateLimiterAbstract, RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { type RateLimiterAbstract, RateLimiterMemory, RateLimiterRedis } from 'rate-limiter-flexible';
 
 const WINDOW_SECONDS = 60;
 
@@ -16,13 +16,24 @@ export type RateDecision =
   | { allowed: true; limit: number; remaining: number; resetSeconds: number }
   | { allowed: false; limit: number; remaining: 0; resetSeconds: number; retryAfterSeconds: number };
 
+/** What a subject has spent of its current window, whatever its limit. */
+export interface WindowSpend {
+  consumed: number;
+  msBeforeReset: number;
+}
+
 export interface KeyRateLimiter {
   /** Spends `cost` (default 1) of `subject`'s budget of `limit` per minute. */
   consume(subject: string, limit: number, cost?: number): Promise<RateDecision>;
-  /** Spends `cost` more of the budget without asking for an answer (a failed attempt's surcharge). */
-  penalize(subject: string, limit: number, cost: number): Promise<void>;
-  /** Gives `cost` back to the budget (a GraphQL request refused for its cost keeps only its admission unit). */
-  refund(subject: string, limit: number, cost: number): Promise<void>;
+  /**
+   * Spends `cost` (default 1) of `subject`'s window without deciding: the
+   * caller decides later, against a limit it may not know yet
+   * ({@link decide}). Spends issued in the same tick share one round trip to
+   * Redis (ioredis auto-pipelining).
+   */
+  spend(subject: string, cost?: number): Promise<WindowSpend>;
+  /** Gives `cost` back to the window (a refused request's spend, a GraphQL request refused for its cost). */
+  refund(subject: string, cost: number): Promise<void>;
   /** Whether the shared store answers (always true without Redis). */
   reachable(): Promise<boolean>;
   /** Resolves once Redis answers (at once without Redis); rejects after `timeoutMs`. */
@@ -44,11 +55,12 @@ export interface RateLimiterOptions {
   onRedisError?: () => void;
 }
 
-function decision(limit: number, result: RateLimiterRes, allowed: boolean): RateDecision {
-  const resetSeconds = Math.max(1, Math.ceil(result.msBeforeNext / 1000));
-  return allowed
-    ? { allowed, limit, remaining: Math.max(0, result.remainingPoints), resetSeconds }
-    : { allowed, limit, remaining: 0, resetSeconds, retryAfterSeconds: resetSeconds };
+/** The decision on a window spent so far, for a budget of `limit` per minute. */
+export function decide(limit: number, spent: WindowSpend): RateDecision {
+  const resetSeconds = Math.max(1, Math.ceil(spent.msBeforeReset / 1000));
+  return spent.consumed <= limit
+    ? { allowed: true, limit, remaining: limit - spent.consumed, resetSeconds }
+    : { allowed: false, limit, remaining: 0, resetSeconds, retryAfterSeconds: resetSeconds };
 }
 
 export function createKeyRateLimiter(options: RateLimiterOptions): KeyRateLimiter {
@@ -78,34 +90,28 @@ export function createKeyRateLimiter(options: RateLimiterOptions): KeyRateLimite
     });
   }
 
-  // One limiter per distinct budget: rate-limiter-flexible fixes `points` per limiter.
-  const limiters = new Map<number, RateLimiterAbstract>();
-  function limiterFor(limit: number): RateLimiterAbstract {
-    let limiter = limiters.get(limit);
-    if (!limiter) {
-      const common = { points: limit, duration: WINDOW_SECONDS, keyPrefix: `${prefix}:${limit}` };
-      limiter = redis
-        ? new RateLimiterRedis({
-            ...common,
-            storeClient: redis,
-            rejectIfRedisNotReady: true,
-            insuranceLimiter: new RateLimiterMemory(common),
-          })
-        : new RateLimiterMemory(common);
-      limiters.set(limit, limiter);
-    }
-    return limiter;
-  }
+  // One counter per subject and window; the limit is applied by the caller (decide), so a
+  // subject's limit may be learnt after its spend (a key's, from the key lookup), and a
+  // changed limit applies at once to the window under way.
+  const common = { points: Number.MAX_SAFE_INTEGER, duration: WINDOW_SECONDS, keyPrefix: `${prefix}:w` };
+  const windows: RateLimiterAbstract = redis
+    ? new RateLimiterRedis({
+        ...common,
+        storeClient: redis,
+        rejectIfRedisNotReady: true,
+        insuranceLimiter: new RateLimiterMemory(common),
+      })
+    : new RateLimiterMemory(common);
+  const spend = async (subject: string, cost = 1): Promise<WindowSpend> => {
+    const result = await windows.consume(subject, cost);
+    return { consumed: result.consumedPoints, msBeforeReset: result.msBeforeNext };
+  };
 
   return {
     async consume(subject, limit, cost = 1) {
-      try {
-        return decision(limit, await limiterFor(limit).consume(subject, cost), true);
-      } catch (rejection) {
-        if (rejection instanceof RateLimiterRes) return decision(limit, rejection, false);
-        throw rejection;
-      }
+      return decide(limit, await spend(subject, cost));
     },
+    spend,
     async reachable() {
       if (!redis) return true;
       if (redis.status !== 'ready') return false;
@@ -115,11 +121,8 @@ export function createKeyRateLimiter(options: RateLimiterOptions): KeyRateLimite
         return false;
       }
     },
-    async penalize(subject, limit, cost) {
-      if (cost > 0) await limiterFor(limit).penalty(subject, cost);
-    },
-    async refund(subject, limit, cost) {
-      if (cost > 0) await limiterFor(limit).reward(subject, cost);
+    async refund(subject, cost) {
+      if (cost > 0) await windows.reward(subject, cost);
     },
     async ready(timeoutMs = 5000) {
       if (!redis || redis.status === 'ready') return;

@@ -21,7 +21,8 @@ const three = org.key({ rate_limit_per_minute: 3 });
 const otherThree = org.key({ rate_limit_per_minute: 3 });
 const serverDefault = org.key({ rate_limit_per_minute: null });
 const sharedFive = org.key({ rate_limit_per_minute: 5 });
-org.metric({ name: 'Revenue' });
+const definitionOnly = org.key({ rate_limit_per_minute: 5, scopes: ['definition:read'] });
+const revenue = org.metric({ name: 'Revenue' });
 
 function get(app: FastifyInstance, secret: string, url = '/api/v1/metrics') {
   return app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${secret}` } });
@@ -63,6 +64,15 @@ describe('per-key rate limit (in process)', () => {
     expect((await get(t.app, serverDefault.secret)).statusCode).toBe(429);
   });
 
+  it('gives back the window of a request refused before the rate limit check', async () => {
+    // definition:read alone does not reach the contract: 403, and the key's window is as it was.
+    const refused = await get(t.app, definitionOnly.secret, `/api/v1/metrics/${revenue.id}/contract`);
+    expect(refused.statusCode).toBe(403);
+    const admitted = await get(t.app, definitionOnly.secret);
+    expect(admitted.statusCode).toBe(200);
+    expect(admitted.headers['ratelimit-remaining']).toBe('4');
+  });
+
   it('counts GraphQL requests against the same budget', async () => {
     const res = await t.app.inject({
       method: 'POST',
@@ -89,6 +99,47 @@ describe.skipIf(!redisUrl)('per-key rate limit shared through Redis', () => {
     } finally {
       for (const app of apps) await app.close();
       for (const limiter of limiters) await limiter.close();
+    }
+  });
+});
+
+describe.skipIf(!redisUrl)('admission on a Redis of its own', () => {
+  it('spends the client throttle and the key window in one round trip, and gives the window back when throttled', async () => {
+    const port = await freePort();
+    const redis = await startRedis(port);
+    const rateLimiter = createKeyRateLimiter({ redisUrl: `redis://127.0.0.1:${port}`, logger: silentLogger });
+    const probe = new Redis(`redis://127.0.0.1:${port}`);
+    // Read events the server processed: one per round trip of a client (the probe's own INFO included).
+    const reads = async () => Number(/total_reads_processed:(\d+)/.exec(await probe.info('stats'))?.[1]);
+    try {
+      await rateLimiter.ready();
+      const app = await buildTestInstance(t.database, {
+        rateLimiter,
+        throttle: { pointsPerMinute: 2, failureCost: 5 },
+      });
+      try {
+        const before = await reads();
+        const first = await get(app, sharedFive.secret);
+        expect(first.statusCode).toBe(200);
+        expect(first.headers['ratelimit-remaining']).toBe('4');
+        // The probe's own INFO is one read; the request's admission is the other.
+        expect((await reads()) - before).toBe(2);
+
+        expect((await get(app, sharedFive.secret)).statusCode).toBe(200);
+        // The client's third request in the minute is throttled: the key's window gets its unit back.
+        const throttled = await get(app, sharedFive.secret);
+        expect(throttled.statusCode).toBe(429);
+        expect(throttled.headers['ratelimit-remaining']).toBeUndefined();
+        const windows = await probe.keys('*key:*');
+        expect(windows).toHaveLength(1);
+        expect(await probe.get(windows[0] as string)).toBe('2');
+      } finally {
+        await app.close();
+      }
+    } finally {
+      probe.disconnect();
+      await rateLimiter.close();
+      redis.kill('SIGKILL');
     }
   });
 });
