@@ -1,14 +1,19 @@
 /**
  * At 100,000 metrics (the bench registry, bench/seed.ts), every statement
  * the list, filter, search, detail and contract routes send is explained on
- * the same database: no plan may read `metric` or `message` with a
- * sequential scan (nor the narrow `metric_search` that search ranks on). The statements are the ones the service really sent,
- * recorded at the driver adapter (src/db/query-stats.ts).
+ * the same database, in its custom plan and in the generic plan a prepared
+ * statement runs: no plan may read `metric` or `message` with a sequential
+ * scan (nor the narrow `metric_search` that search ranks on), and no plan may
+ * read more rows of them than its route must (EXPLAIN ANALYZE: a plan that
+ * reads every metric of the organization through an index, to sort them and
+ * cut a page, has no sequential scan). The statements are the ones the
+ * service really sent, recorded at the driver adapter (src/db/query-stats.ts).
  */
 import type { ArgType, SqlQuery } from '@prisma/driver-adapter-utils';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DASHBOARD_QUERY } from '../../bench/load.js';
 import { type SeedResult, seed } from '../../bench/seed.js';
 import { openDatabase } from '../../src/db/client.js';
 import { recordStatements } from '../../src/db/query-stats.js';
@@ -23,7 +28,19 @@ interface PlanNode {
   'Node Type': string;
   'Relation Name'?: string;
   'Index Name'?: string;
+  Strategy?: string;
   Filter?: string;
+  /** VERBOSE: what the node returns */
+  Output?: string[];
+  /** ANALYZE: rows returned a loop (on average), and the loops run (0: never executed) */
+  'Actual Rows'?: number;
+  'Actual Loops'?: number;
+  /** ANALYZE: rows read and dropped a loop (on average) */
+  'Rows Removed by Filter'?: number;
+  'Rows Removed by Index Recheck'?: number;
+  /** BUFFERS: blocks of the node and all below it */
+  'Shared Hit Blocks'?: number;
+  'Shared Read Blocks'?: number;
   Plans?: PlanNode[];
 }
 
@@ -32,10 +49,46 @@ function* planNodes(node: PlanNode): Generator<PlanNode> {
   for (const child of node.Plans ?? []) yield* planNodes(child);
 }
 
-/** One line a node, indented like EXPLAIN's text format, for failure messages. */
+/** The nodes that read a relation's rows (a Bitmap Index Scan only finds them for its Bitmap Heap Scan). */
+const SCANS = ['Seq Scan', 'Index Scan', 'Index Only Scan', 'Bitmap Heap Scan', 'Tid Scan', 'Tid Range Scan'];
+const guardedScan = (node: PlanNode) =>
+  SCANS.includes(node['Node Type']) && GUARDED.includes(node['Relation Name'] ?? '');
+
+/** The rows a scan read, over all its loops: those it returned and those its filter or recheck dropped. */
+const rowsRead = (node: PlanNode) =>
+  (node['Actual Loops'] ?? 0) *
+  ((node['Actual Rows'] ?? 0) + (node['Rows Removed by Filter'] ?? 0) + (node['Rows Removed by Index Recheck'] ?? 0));
+
+/** A list's total: an aggregate returning count(*) (or its cast) and nothing else (VERBOSE names a node's output). */
+const isCount = (node: PlanNode) =>
+  node['Node Type'] === 'Aggregate' &&
+  node.Strategy === 'Plain' &&
+  /^(count\(\*\)|\(count\(\*\)\)::\w+)$/.test(node.Output?.join(' ') ?? '');
+
+/** The scans of metric, metric_search and message in a plan: those below a count, and the others. */
+function guardedScans(
+  node: PlanNode,
+  counting = false,
+  found = { counted: [] as PlanNode[], paged: [] as PlanNode[] },
+) {
+  const inCount = counting || isCount(node);
+  if (guardedScan(node)) (inCount ? found.counted : found.paged).push(node);
+  for (const child of node.Plans ?? []) guardedScans(child, inCount, found);
+  return found;
+}
+
+const sum = (nodes: PlanNode[]) => nodes.reduce((total, node) => total + rowsRead(node), 0);
+
+/** One line a node, indented like EXPLAIN's text format (with what ANALYZE saw, if it ran), for failure messages. */
 function describePlan(node: PlanNode, depth = 0): string {
   const parts = [node['Node Type'], node['Relation Name'] && `on ${node['Relation Name']}`];
   parts.push(node['Index Name'] && `using ${node['Index Name']}`, node.Filter && `(filter ${node.Filter})`);
+  if (isCount(node)) parts.push('[count]');
+  if (node['Actual Loops'] !== undefined) {
+    const read = guardedScan(node) ? `, ${rowsRead(node)} read` : '';
+    const buffers = (node['Shared Hit Blocks'] ?? 0) + (node['Shared Read Blocks'] ?? 0);
+    parts.push(`(rows ${node['Actual Rows']} x ${node['Actual Loops']} loops${read}; buffers ${buffers})`);
+  }
   const line = `${'  '.repeat(depth)}${parts.filter(Boolean).join(' ')}`;
   return [line, ...(node.Plans ?? []).map((child) => describePlan(child, depth + 1))].join('\n');
 }
@@ -60,6 +113,9 @@ function sqlLiteral(value: unknown): string {
 
 // EXPLAIN takes queries and DML; BEGIN, COMMIT and SET are not planned.
 const explainable = (sql: string) => /^\s*(select|with|insert|update|delete|values)\b/i.test(sql);
+// EXPLAIN ANALYZE runs the statement: only queries are, in a read-only transaction that is rolled back
+// (a data-modifying WITH fails there rather than write); any other statement is planned only.
+const analyzable = (sql: string) => /^\s*(select|with)\b/i.test(sql);
 
 describe.skipIf(!usingPostgres)('query plans at 100,000 metrics (PostgreSQL only: set TEST_DATABASE_URL)', () => {
   let database: TestDatabase;
@@ -92,68 +148,151 @@ describe.skipIf(!usingPostgres)('query plans at 100,000 metrics (PostgreSQL only
   // bench/seed.ts: the first sample metric (number 25) has 5 threads of
   // discussion and all 20 of its messages pinned (over the cap of 10).
   const focus = () => bench.metricIds[0];
-  const routes: [name: string, url: () => string, reads: string[]][] = [
-    ['list', () => '/api/v1/metrics?page=3&pageSize=20', ['metric']],
-    ['lifecycle_status', () => '/api/v1/metrics?lifecycle_status=CANDIDATE', ['metric']],
-    ['status (legacy)', () => '/api/v1/metrics?status=review', ['metric']],
-    ['policy_tier', () => '/api/v1/metrics?policy_tier=tier_2&page=2', ['metric']],
-    ['scope', () => '/api/v1/metrics?scope=enterprise_canonical', ['metric']],
-    ['type', () => '/api/v1/metrics?type=derived', ['metric']],
-    ['search', () => '/api/v1/metrics?q=revenue', ['metric_search', 'metric']],
-    ['search, typo', () => '/api/v1/metrics?q=revnue', ['metric_search', 'metric']],
-    ['search, partial word', () => '/api/v1/metrics?q=reven', ['metric_search', 'metric']],
-    ['search, several words', () => '/api/v1/metrics?q=weekly%20active%20users%20emea', ['metric_search', 'metric']],
+  // The last element of a route is the most rows of metric, metric_search and message any plan of its
+  // statements may read (counts aside, below): what the route must read, with room for the planner's
+  // choices, and far below what a plan reads that goes through all the organization's metrics (100,000)
+  // or all the matches of a filter (12,500 and more here) to cut a page of them.
+  //
+  // A page of a list reads the (org_id, name, id) index, or the (org_id, <filter>, name, id) index of its
+  // filter, in order to the page's end (skip + take entries), then the page's rows by id (take); a plan
+  // for a common value may read the name index and drop the entries of other values. 10 x (skip + take).
+  const listPage = (page: number, size = 20) => 10 * page * size;
+  // A search reads the matches of its words in metric_search (the GIN index of search_vector is over
+  // every organization: the organization is a filter of the rows it finds), then the page's rows of
+  // metric by id. "revenue" is in 44,575 rows, 37,145 of them the organization's ("revnue" and "reven"
+  // are corrected or completed to it); "churn" in 4,800 (1,500 of them released); the four words
+  // together in 167. The bounds leave room above these and none for reading metric for every match.
+  const routes: [name: string, url: () => string, reads: string[], bound: number][] = [
+    ['list', () => '/api/v1/metrics?page=3&pageSize=20', ['metric'], listPage(3)],
+    ['lifecycle_status', () => '/api/v1/metrics?lifecycle_status=CANDIDATE', ['metric'], listPage(1)],
+    ['status (legacy)', () => '/api/v1/metrics?status=review', ['metric'], listPage(1)],
+    ['policy_tier', () => '/api/v1/metrics?policy_tier=tier_2&page=2', ['metric'], listPage(2)],
+    ['scope', () => '/api/v1/metrics?scope=enterprise_canonical', ['metric'], listPage(1)],
+    ['type', () => '/api/v1/metrics?type=derived', ['metric'], listPage(1)],
+    ['search', () => '/api/v1/metrics?q=revenue', ['metric_search', 'metric'], 50_000],
+    ['search, typo', () => '/api/v1/metrics?q=revnue', ['metric_search', 'metric'], 50_000],
+    ['search, partial word', () => '/api/v1/metrics?q=reven', ['metric_search', 'metric'], 50_000],
+    [
+      'search, several words',
+      () => '/api/v1/metrics?q=weekly%20active%20users%20emea',
+      ['metric_search', 'metric'],
+      1_000,
+    ],
     [
       'search and filter',
       () => '/api/v1/metrics?q=churn&lifecycle_status=RELEASED&page=2',
       ['metric_search', 'metric'],
+      6_000,
     ],
-    ['detail', () => `/api/v1/metrics/${focus()}`, ['metric']],
-    ['contract', () => `/api/v1/metrics/${focus()}/contract`, ['metric', 'message']],
+    // The metric, and the few metrics its relationships name.
+    ['detail', () => `/api/v1/metrics/${focus()}`, ['metric'], 10],
+    // The same, and the metric's messages (20) read a few times over: counted, and the pinned ones.
+    ['contract', () => `/api/v1/metrics/${focus()}/contract`, ['metric', 'message'], 100],
+    // The bench's GraphQL dashboard: a page of 100 with each metric's thread and message counts and its
+    // pinned notes (src/metric/rows.ts, parts): 100 index entries, 100 rows, and the page's messages
+    // read twice (4 a metric here): 700 rows. Before the ids were cut first, its generic plan read
+    // the whole organization's index (100,000 entries) and sorted it, with no sequential scan.
+    ['graphql dashboard', () => `/graphql?query=${encodeURIComponent(DASHBOARD_QUERY)}`, ['metric', 'message'], 2_000],
   ];
+  // Known, to be fixed in the statements (src/metric/list.ts, rows.ts), not here: a lifecycle filter is
+  // `lifecycle_status = ANY($n)`, an array whose length the generic plan does not know, and since the page's
+  // ids are cut first (from the index alone) that plan reads every match in the (org_id, lifecycle_status,
+  // name, id) index and sorts them all to cut the page (12,500 for CANDIDATE, 25,000 for review, that is
+  // VALIDATED or CANDIDATE: 30 to 80 ms a page, where the custom plan, and the generic plan of the whole-row
+  // statement before, read the name index and drop the other statuses: 38 entries, 0.2 ms). Until then,
+  // the generic plans of these routes may read the filter's matches (the list's total) besides the page,
+  // no more; and the test fails once they no longer do, so that the entry goes with the fix.
+  const genericReadsAllMatches = new Set(['lifecycle_status', 'status (legacy)']);
 
-  it.each(routes)('%s: no sequential scan of metric, metric_search or message', async (_name, url, reads) => {
-    const { result: res, statements } = await recordStatements(() =>
-      app.inject({ method: 'GET', url: url(), headers: { authorization: `Bearer ${bench.apiKey}` } }),
-    );
-    expect(res.statusCode, res.body).toBe(200);
-
-    // The plan for these values, and the generic plan a prepared statement runs (src/db/adapter.ts).
-    const explained: { statement: SqlQuery; plan: PlanNode; kind: string }[] = [];
-    for (const statement of statements.filter((s) => explainable(s.sql))) {
-      const values = statement.args.map((arg, i) => pgValue(arg, statement.argTypes[i]));
-      const custom = await client.query<ExplainRow>(`EXPLAIN (FORMAT JSON) ${statement.sql}`, values);
-      await client.query(`PREPARE explained AS ${statement.sql}`);
-      try {
-        const literals = values.map(sqlLiteral).join(', ');
-        const generic = await client.query<ExplainRow>(
-          `EXPLAIN (FORMAT JSON) EXECUTE explained${values.length ? `(${literals})` : ''}`,
-        );
-        for (const [kind, result] of [
-          ['custom', custom],
-          ['generic', generic],
-        ] as const) {
-          const plan = result.rows[0]?.['QUERY PLAN'][0].Plan;
-          if (plan) explained.push({ statement, plan, kind });
-        }
-      } finally {
-        await client.query('DEALLOCATE explained');
-      }
-    }
-
-    expect(explained.length, `statements recorded: ${statements.length}`).toBeGreaterThan(0);
-    const relations = new Set(explained.flatMap(({ plan }) => [...planNodes(plan)].map((n) => n['Relation Name'])));
-    expect([...relations], 'relations read by the explained statements').toEqual(expect.arrayContaining(reads));
-    for (const { statement, plan, kind } of explained) {
-      const seqScans = [...planNodes(plan)].filter(
-        (n) => n['Node Type'] === 'Seq Scan' && GUARDED.includes(n['Relation Name'] ?? ''),
+  it.each(routes)(
+    '%s: no sequential scan, and bounded rows read of metric, metric_search and message',
+    async (name, url, reads, bound) => {
+      const { result: res, statements } = await recordStatements(() =>
+        app.inject({ method: 'GET', url: url(), headers: { authorization: `Bearer ${bench.apiKey}` } }),
       );
-      expect(
-        seqScans.map((n) => n['Relation Name']),
-        `sequential scan in the ${kind} plan of\n${statement.sql}\nargs ${JSON.stringify(statement.args)}\n${describePlan(plan)}\n`,
-      ).toEqual([]);
-    }
-  });
+      expect(res.statusCode, res.body).toBe(200);
+      const body = res.json();
+      const total: number | undefined = (body.pagination ?? body.data?.metrics?.pagination)?.total;
+
+      // The plan for these values, and the generic plan a prepared statement runs (src/db/adapter.ts). A query
+      // is run (EXPLAIN ANALYZE: the rows each node read), in a read-only transaction rolled back after.
+      const explained: { statement: SqlQuery; plan: PlanNode; kind: string; analyzed: boolean }[] = [];
+      for (const statement of statements.filter((s) => explainable(s.sql))) {
+        const values = statement.args.map((arg, i) => pgValue(arg, statement.argTypes[i]));
+        const analyzed = analyzable(statement.sql);
+        const options = analyzed ? 'ANALYZE, BUFFERS, VERBOSE, FORMAT JSON' : 'FORMAT JSON';
+        const literals = values.map(sqlLiteral).join(', ');
+        let prepared = false;
+        if (analyzed) await client.query('BEGIN READ ONLY');
+        try {
+          const custom = await client.query<ExplainRow>(`EXPLAIN (${options}) ${statement.sql}`, values);
+          await client.query(`PREPARE explained AS ${statement.sql}`);
+          prepared = true;
+          const generic = await client.query<ExplainRow>(
+            `EXPLAIN (${options}) EXECUTE explained${values.length ? `(${literals})` : ''}`,
+          );
+          for (const [kind, result] of [
+            ['custom', custom],
+            ['generic', generic],
+          ] as const) {
+            const plan = result.rows[0]?.['QUERY PLAN'][0].Plan;
+            if (plan) explained.push({ statement, plan, kind, analyzed });
+          }
+        } finally {
+          if (analyzed) await client.query('ROLLBACK');
+          // A prepared statement outlives the transaction.
+          if (prepared) await client.query('DEALLOCATE explained');
+        }
+      }
+
+      expect(explained.length, `statements recorded: ${statements.length}`).toBeGreaterThan(0);
+      const relations = new Set(explained.flatMap(({ plan }) => [...planNodes(plan)].map((n) => n['Relation Name'])));
+      expect([...relations], 'relations read by the explained statements').toEqual(expect.arrayContaining(reads));
+      let genericPastBound = 0;
+      for (const { statement, plan, kind, analyzed } of explained) {
+        const args = JSON.stringify(statement.args);
+        const context = `the ${kind} plan of\n${statement.sql}\nargs ${args}\n${describePlan(plan)}\n`;
+        const seqScans = [...planNodes(plan)].filter((n) => n['Node Type'] === 'Seq Scan' && guardedScan(n));
+        expect
+          .soft(
+            seqScans.map((n) => n['Relation Name']),
+            `${name}: sequential scan in ${context}`,
+          )
+          .toEqual([]);
+        if (!analyzed) continue;
+
+        const { counted, paged } = guardedScans(plan);
+        const read = sum(paged);
+        const known = kind === 'generic' && genericReadsAllMatches.has(name);
+        if (known && read > bound) genericPastBound += 1;
+        const allowed = known ? bound + (total ?? 0) : bound;
+        expect
+          .soft(read, `${name}: rows of metric, metric_search and message read (counts aside) by ${context}`)
+          .toBeLessThanOrEqual(allowed);
+
+        // A list's total is counted in the statement of its first page (then kept: src/metric/rows.ts, so
+        // every request after it reads the page only). Counting reads every match, 100,000 rows for the
+        // whole list, which no bound on a page can hold; so a count is held to reading the matches it
+        // counts and no more (the total the route answers), in an index only (the filter's), and the
+        // count's scans are not in the page's rows above.
+        expect
+          .soft(
+            counted.filter((n) => n['Node Type'] !== 'Index Only Scan').map((n) => n['Relation Name']),
+            `${name}: a count reads rows, not an index only, in ${context}`,
+          )
+          .toEqual([]);
+        expect
+          .soft(sum(counted), `${name}: rows counted for a total of ${total} in ${context}`)
+          .toBeLessThanOrEqual(total ?? 0);
+      }
+      if (genericReadsAllMatches.has(name)) {
+        expect(
+          genericPastBound,
+          `${name}: the generic plans read a page only now: drop it from genericReadsAllMatches`,
+        ).toBeGreaterThan(0);
+      }
+    },
+  );
 
   it('warm connection: every statement of every route is prepared and runs a generic plan', async () => {
     const single = await openDatabase(database.target, { poolSize: 1 });
