@@ -1,7 +1,7 @@
 /** The Metric type: list item, detail and agent-contract fields. */
 import { GraphQLError, type GraphQLResolveInfo } from 'graphql';
 import { builder } from '../builder.js';
-import type { Metric } from '../generated/prisma/client.js';
+import type { MetricField, MetricRow, SelectedMetric } from '../metric/columns.js';
 import { legacyStatus } from '../metric/lifecycle.js';
 import { summarize } from '../summaries/service.js';
 import { AgentContextNoteRef, ApprovedVersionRef, DisambiguationRef, DiscourseSummaryRef } from './agent-context.js';
@@ -12,36 +12,57 @@ import { MetricRelationshipRef } from './metric-relationship.js';
 import { planMetricRead } from './metric-selection.js';
 import { MetricVersionRef } from './metric-version.js';
 
-const ExecutionContextRef = builder.objectRef<Metric>('ExecutionContext').implement({
+/**
+ * A field of the metric row. The Metric type is over the row the read layer
+ * returns (src/metric/columns.ts, `SelectedMetric`): only the fields that
+ * src/schema/metric-selection.ts planned for the selection are read, so the
+ * Pothos prisma plugin's `prismaObject('Metric')`, whose parent type is the
+ * whole model, would claim fields that are not there. A field asked for but
+ * not read is a bug of the plan: it fails the field instead of answering
+ * null (test/graphql/metric-selection.test.ts asks every field alone).
+ */
+function column<K extends MetricField>(metric: SelectedMetric, field: K): MetricRow[K] {
+  const row: Partial<MetricRow> = metric;
+  const value = row[field];
+  if (value === undefined) throw new Error(`Metric.${field} was not read`);
+  return value;
+}
+
+const read =
+  <K extends MetricField>(field: K) =>
+  (metric: SelectedMetric) =>
+    column(metric, field);
+
+const ExecutionContextRef = builder.objectRef<SelectedMetric>('ExecutionContext').implement({
   fields: (t) => ({
-    resolvedParameters: t.expose('resolvedParameters', { type: 'JSON' }),
-    renderedSqlExamples: t.expose('renderedSqlExamples', { type: 'JSON' }),
-    latestClosedPeriod: t.expose('latestClosedPeriod', { type: 'JSON', nullable: true }),
+    resolvedParameters: t.field({ type: 'JSON', resolve: read('resolvedParameters') }),
+    renderedSqlExamples: t.field({ type: 'JSON', resolve: read('renderedSqlExamples') }),
+    latestClosedPeriod: t.field({ type: 'JSON', nullable: true, resolve: read('latestClosedPeriod') }),
   }),
 });
 
-const GovernanceFactsRef = builder.objectRef<Metric>('GovernanceFacts').implement({
+const GovernanceFactsRef = builder.objectRef<SelectedMetric>('GovernanceFacts').implement({
   description: 'Governance facts of the metric; each null when unknown.',
   fields: (t) => ({
-    ownerTeam: t.exposeString('ownerTeam', { nullable: true }),
-    approverRole: t.exposeString('approverRole', { nullable: true }),
-    approverUser: t.exposeString('approverUser', { nullable: true }),
-    approvedAt: t.exposeString('approvedAt', { nullable: true }),
-    lifecycleStatus: t.expose('lifecycleStatus', { type: LifecycleStatusEnum, nullable: true }),
-    currentVersion: t.exposeString('definitionVersion', { nullable: true }),
-    effectiveFrom: t.exposeString('effectiveFrom', { nullable: true }),
-    effectiveTo: t.exposeString('effectiveTo', { nullable: true }),
-    nextReviewDate: t.exposeString('nextReviewDate', { nullable: true }),
+    ownerTeam: t.string({ nullable: true, resolve: read('ownerTeam') }),
+    approverRole: t.string({ nullable: true, resolve: read('approverRole') }),
+    approverUser: t.string({ nullable: true, resolve: read('approverUser') }),
+    approvedAt: t.string({ nullable: true, resolve: read('approvedAt') }),
+    lifecycleStatus: t.field({ type: LifecycleStatusEnum, nullable: true, resolve: read('lifecycleStatus') }),
+    currentVersion: t.string({ nullable: true, resolve: read('definitionVersion') }),
+    effectiveFrom: t.string({ nullable: true, resolve: read('effectiveFrom') }),
+    effectiveTo: t.string({ nullable: true, resolve: read('effectiveTo') }),
+    nextReviewDate: t.string({ nullable: true, resolve: read('nextReviewDate') }),
   }),
 });
 
-const BusinessDefinitionRef = builder.objectRef<Metric>('BusinessDefinition').implement({
+const BusinessDefinitionRef = builder.objectRef<SelectedMetric>('BusinessDefinition').implement({
   fields: (t) => ({
-    included: t.exposeString('bdIncluded'),
-    excluded: t.exposeString('bdExcluded'),
-    timeWindow: t.exposeString('bdTimeWindow'),
-    caveats: t.exposeString('bdCaveats'),
-    legacyDescription: t.exposeString('bdLegacyDescription'),
+    included: t.string({ resolve: read('bdIncluded') }),
+    excluded: t.string({ resolve: read('bdExcluded') }),
+    timeWindow: t.string({ resolve: read('bdTimeWindow') }),
+    caveats: t.string({ resolve: read('bdCaveats') }),
+    legacyDescription: t.string({ resolve: read('bdLegacyDescription') }),
   }),
 });
 
@@ -54,42 +75,43 @@ function insideList(path: GraphQLResolveInfo['path'] | undefined): boolean {
 /** Supporting reads are nullable: null means the read failed, not "none". */
 const supporting = { nullable: true } as const;
 
-export const MetricRef = builder.prismaObject('Metric', {
+export const MetricRef = builder.objectRef<SelectedMetric>('Metric').implement({
   fields: (t) => ({
     id: t.exposeID('id'),
     orgId: t.exposeID('orgId'),
-    projectId: t.exposeID('projectId'),
-    domainId: t.exposeID('domainId', { nullable: true }),
-    key: t.exposeString('key'),
-    name: t.exposeString('name'),
-    description: t.exposeString('description'),
-    metricType: t.exposeString('metricType'),
-    definitionVersion: t.exposeString('definitionVersion'),
+    projectId: t.id({ resolve: read('projectId') }),
+    domainId: t.id({ nullable: true, resolve: read('domainId') }),
+    key: t.string({ resolve: read('key') }),
+    name: t.string({ resolve: read('name') }),
+    description: t.string({ resolve: read('description') }),
+    metricType: t.string({ resolve: read('metricType') }),
+    definitionVersion: t.string({ resolve: read('definitionVersion') }),
     status: t.string({
       description: 'Legacy status (draft, review, approved, deprecated), derived from lifecycleStatus.',
-      resolve: (metric) => legacyStatus(metric.lifecycleStatus),
+      resolve: (metric) => legacyStatus(column(metric, 'lifecycleStatus')),
     }),
-    lifecycleStatus: t.expose('lifecycleStatus', { type: LifecycleStatusEnum }),
-    policyTier: t.exposeString('policyTier'),
-    ownerTeam: t.exposeString('ownerTeam'),
-    ownerDisplayName: t.exposeString('ownerDisplayName', { nullable: true }),
-    scope: t.expose('scope', { type: MetricScopeEnum }),
-    tags: t.exposeStringList('tags'),
-    aliases: t.exposeStringList('aliases', {
+    lifecycleStatus: t.field({ type: LifecycleStatusEnum, resolve: read('lifecycleStatus') }),
+    policyTier: t.string({ resolve: read('policyTier') }),
+    ownerTeam: t.string({ resolve: read('ownerTeam') }),
+    ownerDisplayName: t.string({ nullable: true, resolve: read('ownerDisplayName') }),
+    scope: t.field({ type: MetricScopeEnum, resolve: read('scope') }),
+    tags: t.stringList({ resolve: read('tags') }),
+    aliases: t.stringList({
       description: 'Other names people use for this metric ("NRR"); searched like the name.',
+      resolve: read('aliases'),
     }),
-    conceptName: t.exposeString('conceptName'),
-    templateName: t.exposeString('templateName'),
-    sqlExpression: t.exposeString('sqlExpression'),
-    grains: t.exposeStringList('grains'),
-    defaultGrain: t.exposeString('defaultGrain'),
-    dimensions: t.expose('dimensions', { type: 'JSON' }),
-    filters: t.exposeStringList('filters'),
-    sourceRefs: t.expose('sourceRefs', { type: 'JSON' }),
-    expression: t.expose('expression', { type: 'JSON', nullable: true }),
-    dependencies: t.expose('dependencies', { type: 'JSON', nullable: true }),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
-    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+    conceptName: t.string({ resolve: read('conceptName') }),
+    templateName: t.string({ resolve: read('templateName') }),
+    sqlExpression: t.string({ resolve: read('sqlExpression') }),
+    grains: t.stringList({ resolve: read('grains') }),
+    defaultGrain: t.string({ resolve: read('defaultGrain') }),
+    dimensions: t.field({ type: 'JSON', resolve: read('dimensions') }),
+    filters: t.stringList({ resolve: read('filters') }),
+    sourceRefs: t.field({ type: 'JSON', resolve: read('sourceRefs') }),
+    expression: t.field({ type: 'JSON', nullable: true, resolve: read('expression') }),
+    dependencies: t.field({ type: 'JSON', nullable: true, resolve: read('dependencies') }),
+    createdAt: t.field({ type: 'DateTime', resolve: read('createdAt') }),
+    updatedAt: t.field({ type: 'DateTime', resolve: read('updatedAt') }),
 
     relationships: t.field({
       type: [MetricRelationshipRef],
@@ -110,15 +132,15 @@ export const MetricRef = builder.prismaObject('Metric', {
       description: "The organization's fiscal calendar start month; 1 means January.",
       resolve: (_metric, _args, ctx) => ctx.principal.org.fiscalCalendarStartMonth,
     }),
-    timeSemantics: t.expose('timeSemantics', { type: 'JSON', nullable: true }),
-    deprecatedFramingRules: t.expose('deprecatedFramingRules', { type: 'JSON' }),
-    dimensionMap: t.expose('dimensionMap', { type: 'JSON' }),
-    columnAliases: t.expose('columnAliases', { type: 'JSON' }),
+    timeSemantics: t.field({ type: 'JSON', nullable: true, resolve: read('timeSemantics') }),
+    deprecatedFramingRules: t.field({ type: 'JSON', resolve: read('deprecatedFramingRules') }),
+    dimensionMap: t.field({ type: 'JSON', resolve: read('dimensionMap') }),
+    columnAliases: t.field({ type: 'JSON', resolve: read('columnAliases') }),
     executionContext: t.field({ type: ExecutionContextRef, resolve: (metric) => metric }),
     governanceFacts: t.field({ type: GovernanceFactsRef, resolve: (metric) => metric }),
-    approvalState: t.expose('approvalState', { type: 'JSON', nullable: true }),
-    consumerContexts: t.expose('consumerContexts', { type: 'JSON' }),
-    policyExamples: t.expose('policyExamples', { type: 'JSON' }),
+    approvalState: t.field({ type: 'JSON', nullable: true, resolve: read('approvalState') }),
+    consumerContexts: t.field({ type: 'JSON', resolve: read('consumerContexts') }),
+    policyExamples: t.field({ type: 'JSON', resolve: read('policyExamples') }),
     requiresDisambiguation: t.field({
       type: DisambiguationRef,
       nullable: true,
