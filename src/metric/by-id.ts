@@ -27,7 +27,10 @@ function copyField<K extends MetricField>(to: SelectedMetric, from: SelectedMetr
   to[field] = from[field];
 }
 
-/** The part columns and joins of `parts` over the metric `m` of a statement, and their share of its shape key. */
+/** The share of `parts` in a statement's shape key. */
+export const partsKey = (parts: readonly MetricPart<unknown>[]) => parts.map((part) => part.name).join();
+
+/** The part columns and joins of `parts` over the metric `m` of a statement (built with the shape, once). */
 export function partsSql(parts: readonly MetricPart<unknown>[]) {
   return {
     columns: sql.join(
@@ -38,7 +41,6 @@ export function partsSql(parts: readonly MetricPart<unknown>[]) {
       parts.map((part) => part.joins),
       sql` `,
     ),
-    key: parts.map((part) => part.name).join(),
   };
 }
 
@@ -80,10 +82,9 @@ export async function findMetricRow(
   fields: MetricFields = null,
 ): Promise<{ metric: SelectedMetric; row: Record<string, unknown> } | null> {
   const selected = selectedFields(fields);
-  const extra = partsSql(parts);
   const metric = (p: { orgId: string; id: string }) =>
     db.selectFrom('metric as m').select(fieldRefs(selected)).where('m.id', '=', p.id).where('m.orgId', '=', p.orgId);
-  const key = `${fieldsKey(selected)}|${extra.key}`;
+  const key = `${fieldsKey(selected)}|${partsKey(parts)}`;
   if (!parts.length) {
     const [row]: SelectedMetric[] = await reader.query(withParts.statement(key, { orgId, id }, metric));
     return row ? { metric: row, row } : null;
@@ -91,12 +92,11 @@ export async function findMetricRow(
   // The parts' columns and joins are SQL of their own (src/metric/parts.ts) over the metric `m`; the
   // metric's row is a subquery that PostgreSQL pulls up, so the plan is that of one flat statement.
   const [row] = await reader.query(
-    withParts.statement(
-      key,
-      { orgId, id },
-      (p) => sql<SelectedMetric & Record<string, unknown>>`
-        SELECT m.* ${extra.columns} FROM (${metric(p)}) m ${extra.joins}`,
-    ),
+    withParts.statement(key, { orgId, id }, (p) => {
+      const extra = partsSql(parts);
+      return sql<SelectedMetric & Record<string, unknown>>`
+          SELECT m.* ${extra.columns} FROM (${metric(p)}) m ${extra.joins}`;
+    }),
   );
   return row ? { metric: metricOf(row, selected), row } : null;
 }

@@ -5,7 +5,7 @@
 import { sql } from 'kysely';
 import { db, ShapeCache } from '../db/kysely.js';
 import type { SqlReader } from '../db/sql.js';
-import { metricOf, partsSql } from './by-id.js';
+import { metricOf, partsKey, partsSql } from './by-id.js';
 import { fieldRefs, fieldsKey, type MetricFields, type SelectedMetric, selectedFields } from './columns.js';
 import { type EffectiveFilter, filterKey, orgFilter } from './list.js';
 import type { MetricPart } from './parts.js';
@@ -70,11 +70,10 @@ export async function listMetricPageWithParts(
   const known = key === undefined ? undefined : kept?.cache.totals.get(key);
   if (known !== undefined && page.skip >= known) return { rows: [], total: known, partRows: [] };
   const selected = selectedFields(fields);
-  const extra = partsSql(parts);
   const take = Math.trunc(page.take);
   const counted = known === undefined;
   const args: ListArgs = { ...filter, orgId, skip: page.skip };
-  const shape = `${fieldsKey(selected)}|${extra.key}|${filterKey(filter)}|${take}|${counted ? 'count' : ''}`;
+  const shape = `${fieldsKey(selected)}|${partsKey(parts)}|${filterKey(filter)}|${take}|${counted ? 'count' : ''}`;
   // The page is cut from ids in name order first (the (org_id, name, id) index, read in order),
   // then its rows are read by id, with the page size written into the statement (an integer of
   // 1 to 100, one prepared statement per size in use). Planned once for any LIMIT (a generic
@@ -103,14 +102,13 @@ export async function listMetricPageWithParts(
   if (parts.length) {
     // Parts are joined to the page once it is cut (OFFSET/LIMIT), so they are read for its rows only.
     const withParts = await reader.query(
-      shapes.statement(
-        shape,
-        args,
-        (p) => sql<SelectedMetric & { total?: number | null } & Record<string, unknown>>`
-          SELECT m.* ${extra.columns}
-          FROM (${pageQuery(p).select('m.name as pageName')}) m ${extra.joins}
-          ORDER BY m."pageName", m.id`,
-      ),
+      shapes.statement(shape, args, (p) => {
+        const extra = partsSql(parts);
+        return sql<SelectedMetric & { total?: number | null } & Record<string, unknown>>`
+            SELECT m.* ${extra.columns}
+            FROM (${pageQuery(p).select('m.name as pageName')}) m ${extra.joins}
+            ORDER BY m."pageName", m.id`;
+      }),
     );
     rows = withParts;
     partRows = withParts;
