@@ -5,7 +5,7 @@
  */
 
 import { sql as rawSql } from 'kysely';
-import type { OrganizationInfo, Principal } from '../context.js';
+import type { Principal } from '../context.js';
 import { db, ShapeCache } from '../db/kysely.js';
 import type { SqlReader } from '../db/sql.js';
 import { type ErrorResponse, errors } from '../errors.js';
