@@ -21,8 +21,9 @@ import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import pg from 'pg';
 import { API_KEY_PATTERN, hashSecret } from '../src/auth/secrets.js';
+import { compile } from '../src/db/kysely.js';
 import { badRequest, type ErrorResponse, errors } from '../src/errors.js';
-import { normalizedSearch } from '../src/metric/rows.js';
+import { normalizedSearch } from '../src/metric/search-page.js';
 import { rankedSearch } from '../src/metric/search-rank.js';
 import { isUuid } from '../src/uuid.js';
 import { DASHBOARD_QUERY } from './load.js';
@@ -257,12 +258,15 @@ export function createFloor(pool: pg.Pool, publicAppUrl: string) {
     if (q?.trim()) {
       // The service's ranking, the same statement (src/metric/search-rank.ts), named by its shape.
       const search = rankedSearch(org.id, normalizedSearch(q), NO_FILTER, { skip, take: pageSize });
-      const text = `SELECT ${LIST_COLUMNS}, hit.total FROM (${search.page.text}) hit JOIN metric m ON m.id = hit.id ORDER BY hit.rank`;
-      ({ rows } = await run(`search_${shape(text)}`, text, search.page.values));
+      const ranked = compile(search.page);
+      const text = `SELECT ${LIST_COLUMNS}, hit.total FROM (${ranked.sql}) hit JOIN metric m ON m.id = hit.id ORDER BY hit.rank`;
+      ({ rows } = await run(`search_${shape(text)}`, text, [...ranked.parameters]));
       total = (rows[0]?.total as number | undefined) ?? 0;
-      if (!rows.length && skip > 0)
-        total = (await run(`search_total_${shape(search.count.text)}`, search.count.text, search.count.values)).rows[0]
+      if (!rows.length && skip > 0) {
+        const count = compile(search.count);
+        total = (await run(`search_total_${shape(count.sql)}`, count.sql, [...count.parameters])).rows[0]
           .total as number;
+      }
     } else {
       ({ rows } = await run('list', LIST_SQL, [org.id, skip, pageSize]));
       total = (rows[0]?.total as number | undefined) ?? 0;

@@ -47,7 +47,7 @@ export const SEARCH_TERMS = [
 
 /**
  * search-cold: the terms as written, each request a query the service has not
- * seen, so none is served from its kept search pages (src/metric/rows.ts):
+ * seen, so none is served from its kept search pages (src/metric/search-page.ts):
  * `-zq<n>` excludes a word no metric has, which changes no result. Typos are
  * left out, as a query in websearch syntax is not corrected.
  */

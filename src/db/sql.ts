@@ -25,12 +25,12 @@ import {
   type SqlResultSet,
 } from '@prisma/driver-adapter-utils';
 import pg from 'pg';
-import type { Prisma } from '../generated/prisma/client.js';
+import type { Statement } from './kysely.js';
 import { countStatement } from './query-stats.js';
 
 export interface SqlReader {
-  /** Runs a `Prisma.sql` statement; rows are objects keyed by column name. */
-  query<T>(statement: Prisma.Sql): Promise<T[]>;
+  /** Runs a compiled statement (src/db/kysely.ts); rows are objects keyed by column name. */
+  query<R>(statement: Statement<R>): Promise<R[]>;
 }
 
 function scalarType(value: unknown): ArgScalarType {
@@ -70,9 +70,9 @@ function decoder(type: SqlResultSet['columnTypes'][number]): Decode | null {
 /** Runs statements through a Prisma driver adapter (PGlite): unnamed, planned every time. */
 export function sqlReader(driver: SqlQueryable): SqlReader {
   return {
-    async query<T>(statement: Prisma.Sql): Promise<T[]> {
-      const args = statement.values;
-      const result = await driver.queryRaw({ sql: statement.text, args, argTypes: args.map(argType) });
+    async query<R>(statement: Statement<R>): Promise<R[]> {
+      const args = [...statement.parameters];
+      const result = await driver.queryRaw({ sql: statement.sql, args, argTypes: args.map(argType) });
       const { columnNames } = result;
       const decoders = result.columnTypes.map(decoder);
       return result.rows.map((values) => {
@@ -81,7 +81,7 @@ export function sqlReader(driver: SqlQueryable): SqlReader {
           const decode = decoders[i];
           row[columnNames[i] as string] = decode ? decode(values[i]) : values[i];
         }
-        return row as T;
+        return row as R;
       });
     },
   };
@@ -122,8 +122,9 @@ export function preparedReader(pool: pg.Pool): SqlReader {
     return name;
   };
   return {
-    async query<T>(statement: Prisma.Sql): Promise<T[]> {
-      const { text, values } = statement;
+    async query<R>(statement: Statement<R>): Promise<R[]> {
+      const { sql: text, parameters } = statement;
+      const values = [...parameters];
       // As recorded for tests (src/db/query-stats.ts); the types are worked out only when read.
       const query = {
         sql: text,
@@ -135,7 +136,7 @@ export function preparedReader(pool: pg.Pool): SqlReader {
       const result = await countStatement(query, () =>
         pool.query({ name: nameOf(text), text, values, types: prismaTypes }),
       );
-      return result.rows as T[];
+      return result.rows as R[];
     },
   };
 }

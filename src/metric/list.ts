@@ -4,10 +4,10 @@
  *
  * Plain listing: `name` ascending (code-point order, the column is
  * COLLATE "C"), then `id`. Search: relevance, then `name`, then `id`
- * (src/metric/rows.ts reads the pages; the full-text vector weighs name and
+ * (src/metric/list-page.ts and search-page.ts read the pages; the full-text vector weighs name and
  * key more than concept and tags, which weigh more than the description).
  */
-import { Prisma } from '../generated/prisma/client.js';
+import { type RawBuilder, sql } from 'kysely';
 import { type LifecycleStatus, MetricScope } from '../generated/prisma/enums.js';
 import { isLegacyStatus, LEGACY_STATUS_MATCHES, LIFECYCLE_STATUSES } from './lifecycle.js';
 
@@ -52,32 +52,38 @@ export function effectiveFilter(input: MetricFilterInput = {}): EffectiveFilter 
   return { lifecycle, policyTier: input.policyTier ?? null, scope, metricType: input.type ?? null };
 }
 
-export function metricWhere(orgId: string, filter: EffectiveFilter): Prisma.MetricWhereInput {
-  return {
-    orgId,
-    ...(filter.lifecycle ? { lifecycleStatus: { in: filter.lifecycle } } : {}),
-    ...(filter.policyTier !== null ? { policyTier: filter.policyTier } : {}),
-    ...(filter.scope !== null ? { scope: filter.scope } : {}),
-    ...(filter.metricType !== null ? { metricType: filter.metricType } : {}),
-  };
-}
-
-export const LIST_ORDER: Prisma.MetricOrderByWithRelationInput[] = [{ name: 'asc' }, { id: 'asc' }];
-
-/** The filter as SQL over `metric m`; enum values are cast to the column types, so the indexes apply. */
-export function filterSql(filter: EffectiveFilter): Prisma.Sql {
-  const parts: Prisma.Sql[] = [];
+/**
+ * The filter over the metrics `m` of a statement, the one implementation
+ * every reader uses (list pages, search, metricsConnection): conditions to
+ * AND with the organization's. What is filtered comes from `filter`, the
+ * values from `values` (the same filter, or placeholders when a statement is
+ * compiled once per shape: see {@link filterKey}). Enum values are cast to
+ * the column types, so the indexes apply.
+ */
+export function filterConditions(filter: EffectiveFilter, values: EffectiveFilter = filter): RawBuilder<unknown>[] {
+  const conditions: RawBuilder<unknown>[] = [];
   if (filter.lifecycle) {
-    parts.push(
+    conditions.push(
       filter.lifecycle.length
-        ? Prisma.sql`AND m.lifecycle_status = ANY(${filter.lifecycle}::text[]::"LifecycleStatus"[])`
-        : Prisma.sql`AND FALSE`,
+        ? sql`m.lifecycle_status = ANY(${values.lifecycle}::text[]::"LifecycleStatus"[])`
+        : sql`FALSE`,
     );
   }
-  if (filter.policyTier !== null) parts.push(Prisma.sql`AND m.policy_tier = ${filter.policyTier}`);
-  if (filter.scope !== null) parts.push(Prisma.sql`AND m.scope = ${filter.scope}::"MetricScope"`);
-  if (filter.metricType !== null) parts.push(Prisma.sql`AND m.metric_type = ${filter.metricType}`);
-  return parts.length ? Prisma.join(parts, ' ') : Prisma.empty;
+  if (filter.policyTier !== null) conditions.push(sql`m.policy_tier = ${values.policyTier}`);
+  if (filter.scope !== null) conditions.push(sql`m.scope = ${values.scope}::"MetricScope"`);
+  if (filter.metricType !== null) conditions.push(sql`m.metric_type = ${values.metricType}`);
+  return conditions;
+}
+
+/** The filter and the organization as one condition over `m`. */
+export function orgFilter(orgId: unknown, filter: EffectiveFilter, values: EffectiveFilter = filter) {
+  return sql<boolean>`${sql.join([sql`m.org_id = ${orgId}::uuid`, ...filterConditions(filter, values)], sql` AND `)}`;
+}
+
+/** What of the filter changes a statement's text: which filters are present (and a lifecycle filter that matches nothing). */
+export function filterKey(filter: EffectiveFilter): string {
+  const lifecycle = filter.lifecycle === null ? '-' : filter.lifecycle.length ? 'l' : '0';
+  return `${lifecycle}${filter.policyTier === null ? '-' : 'p'}${filter.scope === null ? '-' : 's'}${filter.metricType === null ? '-' : 't'}`;
 }
 
 /**

@@ -5,19 +5,15 @@
  * selection needs in the metric's own statement and primes their loaders.
  */
 import DataLoader from 'dataloader';
+import { sql } from 'kysely';
+import { ShapeCache } from '../db/kysely.js';
 import type { SqlReader } from '../db/sql.js';
-import { type Metric, Prisma } from '../generated/prisma/client.js';
+import { findMetricRow, findMetrics } from './by-id.js';
+import type { MetricFields, SelectedMetric } from './columns.js';
 import type { EffectiveFilter } from './list.js';
+import { listMetricPage, listMetricPageWithParts, type MetricPage } from './list-page.js';
 import { disambiguationPart, discussionPart, type MetricPart, notesPart, relationsPart, statsPart } from './parts.js';
 import type { KeptReads } from './read-cache.js';
-import {
-  findMetricRow,
-  findMetrics,
-  listMetricPage,
-  listMetricPageWithParts,
-  type MetricFields,
-  type MetricPage,
-} from './rows.js';
 import { revisionPart } from './state.js';
 import { trustPart } from './trust.js';
 
@@ -34,10 +30,19 @@ export const METRIC_PARTS = {
 export type PartName = keyof typeof METRIC_PARTS;
 type PartValue<N extends PartName> = (typeof METRIC_PARTS)[N] extends MetricPart<infer T> ? T : never;
 
-function partLoader<T>(sql: SqlReader, part: MetricPart<T>): DataLoader<string, T> {
+const batches = new ShapeCache<{ ids: readonly string[] }>();
+
+function partLoader<T>(reader: SqlReader, part: MetricPart<T>): DataLoader<string, T> {
   return new DataLoader<string, T>(async (ids) => {
-    const rows = await sql.query<Record<string, unknown>>(Prisma.sql`
-      SELECT m.id::text AS part_metric_id, ${part.columns} FROM unnest(${ids}::uuid[]) AS m(id) ${part.joins}`);
+    // The part's columns are its own SQL; it reads them from the row (`read`).
+    const rows = await reader.query(
+      batches.statement(
+        part.name,
+        { ids },
+        (p) => sql<Record<string, unknown>>`
+          SELECT m.id::text AS part_metric_id, ${part.columns} FROM unnest(${p.ids}::uuid[]) AS m(id) ${part.joins}`,
+      ),
+    );
     const byId = new Map(rows.map((row) => [row.part_metric_id as string, part.read(row)]));
     return ids.map((id) => byId.get(id) ?? new Error(`no ${id} in the batch`));
   });
@@ -46,18 +51,18 @@ function partLoader<T>(sql: SqlReader, part: MetricPart<T>): DataLoader<string, 
 type PartLoaders = { [N in PartName]: DataLoader<string, PartValue<N>> };
 
 /** Loaders of one request; `orgId` scopes the metrics a relationship's target may be. */
-export function createMetricLoaders(sql: SqlReader, orgId: string) {
-  const byFields = new Map<string, DataLoader<string, Metric | null>>();
+export function createMetricLoaders(reader: SqlReader, orgId: string) {
+  const byFields = new Map<string, DataLoader<string, SelectedMetric | null>>();
   const parts = Object.fromEntries(
-    Object.entries(METRIC_PARTS).map(([name, part]) => [name, partLoader(sql, part as MetricPart<unknown>)]),
+    Object.entries(METRIC_PARTS).map(([name, part]) => [name, partLoader(reader, part as MetricPart<unknown>)]),
   ) as PartLoaders;
   return {
     /** metrics by id, one loader per set of fields (the targets of a detail share one) */
-    metrics(fields: MetricFields): DataLoader<string, Metric | null> {
+    metrics(fields: MetricFields): DataLoader<string, SelectedMetric | null> {
       const key = fields ? [...fields].sort().join() : '*';
       let loader = byFields.get(key);
       if (!loader) {
-        loader = new DataLoader((ids) => findMetrics(sql, orgId, ids, fields));
+        loader = new DataLoader((ids) => findMetrics(reader, orgId, ids, fields));
         byFields.set(key, loader);
       }
       return loader;
@@ -98,16 +103,16 @@ async function readWithParts<R, T>(
 
 /** A metric of the organization (its `fields`, null: all) with `parts` in one statement; null when there is none. */
 export function loadMetricWithParts(
-  sql: SqlReader,
+  reader: SqlReader,
   loaders: MetricLoaders,
   orgId: string,
   id: string,
   { fields, parts }: { fields: MetricFields; parts: ReadonlySet<PartName> },
-): Promise<Metric | null> {
+): Promise<SelectedMetric | null> {
   return readWithParts(
     parts,
-    (list) => findMetricRow(sql, orgId, id, list, fields),
-    async () => (await findMetricRow(sql, orgId, id, [], fields))?.metric ?? null,
+    (list) => findMetricRow(reader, orgId, id, list, fields),
+    async () => (await findMetricRow(reader, orgId, id, [], fields))?.metric ?? null,
     (found, names) => {
       if (!found) return null;
       for (const name of names) prime(loaders, name, id, found.row);
@@ -122,7 +127,7 @@ export function loadMetricWithParts(
  * notes is one statement.
  */
 export function loadListPageWithParts(
-  sql: SqlReader,
+  reader: SqlReader,
   loaders: MetricLoaders,
   orgId: string,
   filter: EffectiveFilter,
@@ -132,8 +137,8 @@ export function loadListPageWithParts(
 ): Promise<MetricPage> {
   return readWithParts(
     parts,
-    (list) => listMetricPageWithParts(sql, orgId, filter, page, fields, kept, list),
-    () => listMetricPage(sql, orgId, filter, page, fields, kept),
+    (list) => listMetricPageWithParts(reader, orgId, filter, page, fields, kept, list),
+    () => listMetricPage(reader, orgId, filter, page, fields, kept),
     (read, names) => {
       read.rows.forEach((metric, i) => {
         const row = read.partRows[i];

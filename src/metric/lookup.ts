@@ -3,13 +3,15 @@
  * the machine key, or the name regardless of case. Each answers an id (or
  * null); the metric itself is then read by id like any other.
  */
+import { sql } from 'kysely';
+import { compile, db } from '../db/kysely.js';
 import type { SqlReader } from '../db/sql.js';
-import { Prisma } from '../generated/prisma/client.js';
 
 /** The organization's metric whose key is exactly `key` (keys are unique within an organization). */
-export async function findMetricIdByKey(sql: SqlReader, orgId: string, key: string): Promise<string | null> {
-  const [row] = await sql.query<{ id: string }>(Prisma.sql`
-    SELECT id::text AS id FROM metric WHERE org_id = ${orgId}::uuid AND key = ${key}`);
+export async function findMetricIdByKey(reader: SqlReader, orgId: string, key: string): Promise<string | null> {
+  const [row] = await reader.query(
+    compile(db.selectFrom('metric').select('id').where('orgId', '=', orgId).where('key', '=', key)),
+  );
   return row?.id ?? null;
 }
 
@@ -17,10 +19,13 @@ export async function findMetricIdByKey(sql: SqlReader, orgId: string, key: stri
  * The organization's metric whose name equals `name` case-insensitively;
  * names need not be unique, so the first by name (code points), then id.
  */
-export async function findMetricIdByName(sql: SqlReader, orgId: string, name: string): Promise<string | null> {
-  const [row] = await sql.query<{ id: string }>(Prisma.sql`
-    SELECT id::text AS id FROM metric_search
-    WHERE org_id = ${orgId}::uuid AND name_lower = lower(${name})
-    ORDER BY name, id LIMIT 1`);
+export async function findMetricIdByName(reader: SqlReader, orgId: string, name: string): Promise<string | null> {
+  // metric_search is a table of the migrations that the Prisma schema does not model: raw SQL, its row declared.
+  const [row] = await reader.query(
+    compile(sql<{ id: string }>`
+      SELECT id::text AS id FROM metric_search
+      WHERE org_id = ${orgId}::uuid AND name_lower = lower(${name})
+      ORDER BY name, id LIMIT 1`),
+  );
   return row?.id ?? null;
 }

@@ -11,7 +11,8 @@
  *
  * JSON built in SQL carries timestamps as text; `read` turns them into Dates.
  */
-import { type Approval, type MetricRelationship, type MetricVersion, Prisma } from '../generated/prisma/client.js';
+import { type RawBuilder, sql } from 'kysely';
+import type { Approval, MetricRelationship, MetricVersion } from '../generated/prisma/client.js';
 
 export interface CurrentApprovedVersion {
   id: string;
@@ -66,10 +67,12 @@ export interface MetricRelations {
 export const AGENT_CONTEXT_NOTE_LIMIT = 10;
 
 export interface MetricPart<T> {
+  /** names the part in the shape of a statement (src/db/kysely.ts, ShapeCache) */
+  name: string;
   /** select-list items; their aliases are unique across parts and metric columns */
-  columns: Prisma.Sql;
+  columns: RawBuilder<unknown>;
   /** lateral joins the columns use, or empty */
-  joins: Prisma.Sql;
+  joins: RawBuilder<unknown>;
   read(row: Record<string, unknown>): T;
 }
 
@@ -79,7 +82,8 @@ const date = (value: unknown): Date => new Date(value as string);
 const dateOrNull = (value: unknown): Date | null => (value === null ? null : date(value));
 
 export const relationsPart: MetricPart<MetricRelations> = {
-  columns: Prisma.sql`
+  name: 'relations',
+  columns: sql`
     (SELECT coalesce(json_agg(json_build_object('id', r.id, 'metricId', r.metric_id, 'kind', r.kind,
               'targetMetricId', r.target_metric_id) ORDER BY r.kind, r.target_metric_id), '[]')
      FROM metric_relationship r WHERE r.metric_id = m.id) AS relationships,
@@ -91,7 +95,7 @@ export const relationsPart: MetricPart<MetricRelations> = {
               'definitionVersion', v.definition_version, 'status', v.status, 'releasedAt', v.released_at,
               'changeSummary', v.change_summary) ORDER BY v.released_at DESC NULLS LAST, v.id), '[]')
      FROM metric_version v WHERE v.metric_id = m.id) AS versions`,
-  joins: Prisma.empty,
+  joins: sql``,
   read: (row) => ({
     relationships: row.relationships as MetricRelationship[],
     approvals: (row.approvals as Json<Approval>[]).map((a) => ({ ...a, decidedAt: date(a.decidedAt) })),
@@ -100,11 +104,12 @@ export const relationsPart: MetricPart<MetricRelations> = {
 };
 
 export const statsPart: MetricPart<MetricStats> = {
-  columns: Prisma.sql`
+  name: 'stats',
+  columns: sql`
     s_c.challenges_count, s_c.open_challenges_count, s_v.last_validated_at,
     s_cv.id::text AS approved_version_id, s_cv.definition_version AS approved_version_definition,
     s_cv.released_at AS approved_version_released_at`,
-  joins: Prisma.sql`
+  joins: sql`
     CROSS JOIN LATERAL (
       SELECT count(*)::int AS challenges_count,
              (count(*) FILTER (WHERE status = 'open'))::int AS open_challenges_count
@@ -132,10 +137,11 @@ export const statsPart: MetricPart<MetricStats> = {
 
 /** Separate from the governance facts: a dashboard of discussion counts reads only these two aggregates. */
 export const discussionPart: MetricPart<MetricDiscussion> = {
-  columns: Prisma.sql`
+  name: 'discussion',
+  columns: sql`
     d_t.thread_count, d_t.has_discourse, d_t.open_objections_count, d_t.open_proposals_count,
     d_g.message_count, GREATEST(d_t.last_thread_at, d_g.last_message_at) AS last_activity_at`,
-  joins: Prisma.sql`
+  joins: sql`
     CROSS JOIN LATERAL (
       SELECT count(*)::int AS thread_count,
              bool_or(intent IN ('objection', 'proposal')) IS TRUE AS has_discourse,
@@ -160,7 +166,8 @@ export const discussionPart: MetricPart<MetricDiscussion> = {
 };
 
 export const notesPart: MetricPart<AgentContextNote[]> = {
-  columns: Prisma.sql`
+  name: 'agentContextNotes',
+  columns: sql`
     (SELECT coalesce(json_agg(json_build_object('id', n.id, 'threadId', n.thread_id, 'intent', n.intent,
               'authorDisplayName', n.author_display_name, 'body', n.body, 'pinnedAt', n.pinned_at,
               'createdAt', n.created_at) ORDER BY n.pinned_at DESC, n.id), '[]')
@@ -172,7 +179,7 @@ export const notesPart: MetricPart<AgentContextNote[]> = {
        WHERE g.metric_id = m.id AND g.pinned_at IS NOT NULL AND g.deleted_at IS NULL
        ORDER BY g.pinned_at DESC, g.id
        LIMIT ${AGENT_CONTEXT_NOTE_LIMIT}) n) AS agent_context_notes`,
-  joins: Prisma.empty,
+  joins: sql``,
   read: (row) =>
     (row.agent_context_notes as Json<AgentContextNote>[]).map((note) => ({
       ...note,
@@ -187,7 +194,8 @@ export const notesPart: MetricPart<AgentContextNote[]> = {
  * conflicts_with rows in both directions is one candidate).
  */
 export const disambiguationPart: MetricPart<DisambiguationCandidate[]> = {
-  columns: Prisma.sql`
+  name: 'disambiguation',
+  columns: sql`
     (SELECT coalesce(json_agg(json_build_object('metricId', d.other_id, 'key', d.key, 'name', d.name,
               'lifecycleStatus', d.lifecycle_status, 'relation', d.relation) ORDER BY d.relation, d.name, d.other_id), '[]')
      FROM (
@@ -200,6 +208,6 @@ export const disambiguationPart: MetricPart<DisambiguationCandidate[]> = {
        FROM metric_relationship r JOIN metric o ON o.id = r.metric_id
        WHERE r.target_metric_id = m.id AND r.kind IN ('variant_of', 'supersedes', 'conflicts_with')) d
     ) AS disambiguation_candidates`,
-  joins: Prisma.empty,
+  joins: sql``,
   read: (row) => row.disambiguation_candidates as DisambiguationCandidate[],
 };

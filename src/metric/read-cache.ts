@@ -1,6 +1,6 @@
 /**
  * Reads kept in this process: list totals and search pages, by organization
- * and its `metrics_version` (src/metric/rows.ts uses them). The app builds
+ * and its `metrics_version` (src/metric/list-page.ts and search-page.ts use them). The app builds
  * one cache for all its requests (src/app.ts).
  */
 import { LRUCache } from 'lru-cache';

@@ -2,7 +2,7 @@
  * The ranking of a search, as SQL over `metric_search` (the narrow copy of
  * the metrics that prisma/migrations/20261123000000_search_documents and
  * 20261125000000_search_tiers keep): which metrics a query finds and in what
- * order. src/metric/rows.ts takes a page of it; the bench's floor sends the
+ * order. src/metric/search-page.ts takes a page of it; the bench's floor sends the
  * same statement.
  *
  * Tiers, best first:
@@ -37,9 +37,16 @@
  * the query side of corrections and partial coverage is one call of
  * `search_query`, whose statements are planned once per connection, and only
  * for a query that is not taken as written.
+ *
+ * Written as SQL (Kysely's `sql` template) rather than with the query
+ * builder: it reads `metric_search`, which the migrations keep and the Prisma
+ * schema does not model (so it has no generated type), and it is made of
+ * MATERIALIZED CTEs, full-text operators and arrays of tsqueries that the
+ * builder would only wrap as raw fragments anyway. The filter is the list's
+ * own (src/metric/list.ts).
  */
-import { Prisma } from '../generated/prisma/client.js';
-import { type EffectiveFilter, filterSql } from './list.js';
+import { type RawBuilder, sql } from 'kysely';
+import { type EffectiveFilter, orgFilter } from './list.js';
 
 /** A query in websearch syntax (a quoted phrase, `or`, a `-` before a word) is taken as written: no corrections. */
 const STRUCTURED_QUERY = /"|(^|\s)-\S|\sor\s/i;
@@ -66,12 +73,20 @@ const QUESTION_WORDS = new Set(
   ).split(' '),
 );
 
+/** A row of a search's page: `total` counts every match. */
+export interface RankedRow {
+  id: string;
+  name: string;
+  total: number;
+  rank: number;
+}
+
 /** A search as SQL: a page of it, and the count of all its matches. */
 export interface RankedSearch {
   /** the page's rows (id, name, total) in order of `rank`; `total` counts every match */
-  page: Prisma.Sql;
+  page: RawBuilder<RankedRow>;
   /** `SELECT count(*)::int AS total` of every match */
-  count: Prisma.Sql;
+  count: RawBuilder<{ total: number }>;
 }
 
 /** A family's sort keys (those of its head), then the member's own: a head before its children. */
@@ -93,21 +108,19 @@ export function rankedSearch(
 ): RankedSearch {
   const structured = STRUCTURED_QUERY.test(text);
   const words = text.match(/[\p{L}\p{N}]+/gu) ?? [];
-  const org = Prisma.sql`m.org_id = ${orgId}::uuid ${filterSql(filter)}`;
+  const org = orgFilter(orgId, filter);
   // The query side, computed once per search (in a generic plan, an expression of the parameters would
   // be computed again on every row): the query, and the query restricted to name words (every lexeme
   // weighted A).
-  const tsq = Prisma.sql`
+  const tsq = sql`
     SELECT t.tsq, regexp_replace(t.tsq::text, '''((?:[^'']|'''')*)''', '''\\1'':A', 'g')::tsquery AS name_tsq
     FROM (SELECT websearch_to_tsquery('english', ${fullTextQuery(text)}) AS tsq) t`;
   const compact = words.join('');
   // A name prefix, for a query that is words only (a query in websearch syntax is no name's prefix).
-  const prefix = structured
-    ? Prisma.sql`11`
-    : Prisma.sql`CASE WHEN m.name_lower LIKE ${`${escapeLike(text)}%`} THEN 10 ELSE 11 END`;
+  const prefix = structured ? sql`11` : sql`CASE WHEN m.name_lower LIKE ${`${escapeLike(text)}%`} THEN 10 ELSE 11 END`;
   // The place in the ranking: its tens are the tier, its units a distinction within it. A metric
   // whose name, key, alias or acronym the query is holds every word of the query among its name words.
-  const asWritten = Prisma.sql`
+  const asWritten = sql`
     SELECT m.id, m.name, m.parent_id, m.is_parent, m.canon, 0::float8 AS cover,
       CASE WHEN m.search_vector @@ q.name_tsq THEN (
           CASE WHEN ${compact} = ANY(m.forms) THEN 0 WHEN ${compact} = ANY(m.acronyms) THEN 1 ELSE ${prefix} END)
@@ -115,11 +128,11 @@ export function rankedSearch(
       ts_rank(m.search_vector, q.tsq) / m.rank_norm AS score
     FROM q JOIN metric_search m ON m.search_vector @@ q.tsq WHERE ${org}`;
   if (structured || words.length === 0) {
-    return inFamilies(Prisma.sql`WITH q AS MATERIALIZED (${tsq}) ${asWritten}`, page);
+    return inFamilies(sql`WITH q AS MATERIALIZED (${tsq}) ${asWritten}`, page);
   }
 
   const significant = words.filter((word) => !QUESTION_WORDS.has(word));
-  const hits = Prisma.sql`
+  const hits = sql`
     ${asWritten}
     UNION ALL
     SELECT m.id, m.name, m.parent_id, m.is_parent, m.canon, 0,
@@ -133,7 +146,7 @@ export function rankedSearch(
   // Written out for each significant word (a word past the end of q.parts, a stop word, matches nothing)
   // rather than a subquery on every candidate: its mark, how many candidates hold it, its weight.
   const each = (term: (k: number) => string, separator: string) =>
-    Prisma.raw(significant.map((_, k) => term(k + 1)).join(separator) || '0');
+    sql.raw(significant.map((_, k) => term(k + 1)).join(separator) || '0');
   const marks = each(
     (k) => `CASE WHEN m.search_vector @@ q.parts[${k}] THEN (CASE WHEN m.search_vector @@ q.part_names[${k}] THEN 2
       ELSE 1 END) * (CASE WHEN q.part_fixed[${k}] THEN 0.5 ELSE 1 END) ELSE 0 END`,
@@ -144,7 +157,7 @@ export function rankedSearch(
     ', ',
   );
   const cover = each((k) => `p.marks[${k}] * idf.weights[${k}]`, ' + ');
-  const partial = Prisma.sql`
+  const partial = sql`
     part AS MATERIALIZED (
       SELECT m.id, m.name, m.parent_id, m.is_parent, m.canon, ts_rank(m.search_vector, q.any_part) / m.rank_norm AS score,
         ARRAY[${marks}]::float8[] AS marks
@@ -153,11 +166,11 @@ export function rankedSearch(
           WHEN (SELECT count(*) FROM (SELECT FROM hit LIMIT ${page.take}) h) < ${page.take} THEN q.most_parts END)
       WHERE ${org} AND NOT (m.search_vector @@ q.tsq) AND NOT coalesce(m.search_vector @@ q.corrected, false)),
     idf AS (SELECT ARRAY[${weights}] AS weights FROM part p)`;
-  const covered = Prisma.sql`
+  const covered = sql`
     SELECT p.id, p.name, p.parent_id, p.is_parent, p.canon, ${cover}, 50, p.score
     FROM part p, idf`;
   return inFamilies(
-    Prisma.sql`
+    sql`
       WITH q AS MATERIALIZED (
         SELECT w.*, s.* FROM (${tsq}) w, search_query(${orgId}::uuid, ${words}::text[], ${significant}::text[]) s),
       hit AS MATERIALIZED (${hits}),
@@ -174,27 +187,27 @@ export function rankedSearch(
  * skip + take rows are in the first skip + take families, so only those are
  * ranked with their children; the rest of the matches are only counted.
  */
-function inFamilies(matches: Prisma.Sql, page: { skip: number; take: number }): RankedSearch {
+function inFamilies(matches: RawBuilder<unknown>, page: { skip: number; take: number }): RankedSearch {
   const head = (alias: string) =>
-    Prisma.raw(
+    sql.raw(
       ['tier', 'cover', 'canon', 'place', 'score', 'name', 'id'].map((k) => `${alias}.${k} AS g_${k}`).join(', '),
     );
-  const ranked = Prisma.sql`
+  const ranked = sql<RankedRow>`
     WITH every AS MATERIALIZED (SELECT h.*, h.place / 10 AS tier FROM (${matches}) h),
     attached AS MATERIALIZED (
       SELECT c.* FROM every c JOIN every p ON p.id = c.parent_id AND p.tier = c.tier
       WHERE c.parent_id IS NOT NULL AND p.is_parent AND p.parent_id IS DISTINCT FROM c.id),
     head AS MATERIALIZED (
       SELECT h.* FROM every h WHERE NOT EXISTS (SELECT 1 FROM attached a WHERE a.id = h.id)
-      ORDER BY ${Prisma.raw(OWN_ORDER)} LIMIT ${page.skip + page.take}),
+      ORDER BY ${sql.raw(OWN_ORDER)} LIMIT ${page.skip + page.take}),
     family AS (
       SELECT h.*, false AS child, ${head('h')} FROM head h
       UNION ALL
       SELECT a.*, true, ${head('h')} FROM head h JOIN attached a ON a.parent_id = h.id)
     SELECT f.id, f.name, (SELECT count(*) FROM every)::int AS total, f.rank
-    FROM (SELECT id, name, row_number() OVER (ORDER BY ${Prisma.raw(FAMILY_ORDER)}) AS rank FROM family) f
+    FROM (SELECT id, name, row_number() OVER (ORDER BY ${sql.raw(FAMILY_ORDER)}) AS rank FROM family) f
     WHERE f.rank > ${page.skip} AND f.rank <= ${page.skip + page.take}`;
-  return { page: ranked, count: Prisma.sql`SELECT count(*)::int AS total FROM (${matches}) h` };
+  return { page: ranked, count: sql<{ total: number }>`SELECT count(*)::int AS total FROM (${matches}) h` };
 }
 
 function escapeLike(text: string): string {

@@ -6,8 +6,10 @@
  * `summary=true`, the state of its discussion summary. One statement, by
  * primary keys; never the metric's own read.
  */
+import { sql } from 'kysely';
+import { compile } from '../db/kysely.js';
 import type { SqlReader } from '../db/sql.js';
-import { Prisma } from '../generated/prisma/client.js';
+import type { Prisma } from '../generated/prisma/client.js';
 import { discussionStateSql } from '../summaries/fingerprint.js';
 import type { MetricPart } from './parts.js';
 import { type TrustFacts, trustPart } from './trust.js';
@@ -45,26 +47,26 @@ interface StateRow extends Record<string, unknown> {
  * fingerprint under that generator and whether its summary is cached.
  */
 export async function readMetricState(
-  sql: SqlReader,
+  reader: SqlReader,
   orgId: string,
   metricId: string,
   summaryGenerator: string | null,
   withTrust = false,
 ): Promise<MetricState | null> {
   const discussion =
-    summaryGenerator === null
-      ? Prisma.empty
-      : Prisma.sql`, d.message_count, d.fingerprint, d.summary IS NOT NULL AS cached`;
+    summaryGenerator === null ? sql`` : sql`, d.message_count, d.fingerprint, d.summary IS NOT NULL AS cached`;
   const join =
     summaryGenerator === null
-      ? Prisma.empty
-      : Prisma.sql`CROSS JOIN LATERAL (${discussionStateSql({ orgId, metricId, generatorName: summaryGenerator })}) d`;
-  const trustColumns = withTrust ? Prisma.sql`, ${trustPart.columns}` : Prisma.empty;
-  const trustJoins = withTrust ? trustPart.joins : Prisma.empty;
-  const [row] = await sql.query<StateRow>(Prisma.sql`
+      ? sql``
+      : sql`CROSS JOIN LATERAL (${fromPrismaSql(discussionStateSql({ orgId, metricId, generatorName: summaryGenerator }))}) d`;
+  const trustColumns = withTrust ? sql`, ${trustPart.columns}` : sql``;
+  const trustJoins = withTrust ? trustPart.joins : sql``;
+  const [row] = await reader.query(
+    compile(sql<StateRow>`
     SELECT e.version::text AS version ${discussion} ${trustColumns}
     FROM metric m JOIN metric_etag e ON e.metric_id = m.id ${join} ${trustJoins}
-    WHERE m.id = ${metricId}::uuid AND m.org_id = ${orgId}::uuid`);
+    WHERE m.id = ${metricId}::uuid AND m.org_id = ${orgId}::uuid`),
+  );
   if (!row) return null;
   return {
     version: row.version,
@@ -82,9 +84,20 @@ export async function readMetricState(
  * same statement as its body, so it needs no statement of its own.
  */
 export const revisionPart: MetricPart<string | null> = {
+  name: 'revision',
   // A scalar subquery, not a join: one more join in the contract's statement changed its plan (contract
   // fell from 319 to 134 rps in the bench).
-  columns: Prisma.sql`(SELECT version::text FROM metric_etag WHERE metric_id = m.id) AS revision`,
-  joins: Prisma.empty,
+  columns: sql`(SELECT version::text FROM metric_etag WHERE metric_id = m.id) AS revision`,
+  joins: sql``,
   read: (row) => (row.revision as string | null) ?? null,
 };
+
+/**
+ * The discussion's state as the summary service reads it (src/summaries/fingerprint.ts), where it
+ * runs through Prisma's `$queryRaw` in the service's own transactions too: one text for both, so
+ * the fingerprint a 304 compares is the one the summary was cached under. Kysely's `sql` takes its
+ * pieces and values as they are.
+ */
+function fromPrismaSql(statement: Prisma.Sql) {
+  return sql(Object.assign([...statement.strings], { raw: [...statement.strings] }), ...statement.values);
+}

@@ -7,7 +7,7 @@
  * DataLoader; inside the metric's own statement for `metric(id)`). REST,
  * GraphQL and the MCP tools all take the verdict from here.
  */
-import { Prisma } from '../generated/prisma/client.js';
+import { sql } from 'kysely';
 import type { MetricPart } from './parts.js';
 
 export const TRUST_VERDICTS = ['use', 'use_with_caution', 'do_not_use'] as const;
@@ -83,10 +83,11 @@ const MAX_CHAIN = 32;
  * (farthest, then smallest id when supersessions branch).
  */
 export const trustPart: MetricPart<TrustFacts> = {
-  columns: Prisma.sql`
+  name: 'trust',
+  columns: sql`
     s_tr.trust_lifecycle_status, s_tr.trust_open_objections, s_tr.trust_last_validated_at,
     s_tr.trust_conflicting, s_tr.trust_superseding_id`,
-  joins: Prisma.sql`
+  joins: sql`
     LEFT JOIN LATERAL (
       SELECT tm.lifecycle_status::text AS trust_lifecycle_status,
         (SELECT count(*)::int FROM thread

@@ -1,7 +1,11 @@
 /** Root fields that read metrics: one by id, offset pages (REST), Relay connections (dashboards). */
+import { decodeBase64, decodeCursorChunk, encodeBase64, encodeCursorChunk } from '@pothos/core';
+import { resolveCursorConnection } from '@pothos/plugin-relay';
 import { GraphQLError } from 'graphql';
 import { builder } from '../builder.js';
 import type { Context } from '../context.js';
+import type { MetricFields, SelectedMetric } from '../metric/columns.js';
+import { keysetMetricPage } from '../metric/connection-page.js';
 import {
   checkFilterValues,
   checkSearchText,
@@ -9,9 +13,10 @@ import {
   MAX_SEARCH_CHARACTERS,
   MAX_SEARCH_WORDS,
 } from '../metric/input.js';
-import { effectiveFilter, LIST_ORDER, type MetricFilterInput, metricWhere } from '../metric/list.js';
+import { effectiveFilter, type MetricFilterInput } from '../metric/list.js';
+import type { MetricPage } from '../metric/list-page.js';
 import { loadListPageWithParts, loadMetricWithParts, type PartName } from '../metric/loaders.js';
-import { type MetricFields, type MetricPage, searchMetricPage } from '../metric/rows.js';
+import { searchMetricPage } from '../metric/search-page.js';
 import { isUuid } from '../uuid.js';
 import { MetricRef } from './metric.js';
 import { planMetricRead } from './metric-selection.js';
@@ -78,6 +83,28 @@ function pageOf(source: PageSource, ctx: Context): Promise<MetricPage> {
   return source.rows;
 }
 
+/**
+ * A metricsConnection cursor: the metric's id, encoded as the Pothos prisma plugin encoded it
+ * (`GPC:` and a tagged string, base64) when the connection was read through it, so cursors that
+ * clients hold from then stay valid.
+ */
+const metricCursor = (metric: SelectedMetric) => encodeBase64(`GPC:${encodeCursorChunk(metric.id)}`);
+
+function cursorMetricId(cursor: string | undefined): string | undefined {
+  if (cursor === undefined) return undefined;
+  let id: unknown;
+  try {
+    const decoded = decodeBase64(cursor);
+    id = decoded.startsWith('GPC:') ? decodeCursorChunk(decoded.slice(4)) : undefined;
+  } catch {
+    id = undefined;
+  }
+  if (typeof id !== 'string' || !isUuid(id)) {
+    throw new GraphQLError(`Invalid cursor: ${cursor}`, { extensions: { code: 'BAD_USER_INPUT' } });
+  }
+  return id;
+}
+
 const PaginationRef = builder.objectRef<{ page: number; pageSize: number; total: number }>('Pagination').implement({
   fields: (t) => ({
     page: t.exposeInt('page'),
@@ -137,20 +164,25 @@ builder.queryFields((t) => ({
       };
     },
   }),
-  metricsConnection: t.prismaConnection({
-    type: 'Metric',
-    cursor: 'id',
-    defaultSize: DEFAULT_PAGE_SIZE,
-    maxSize: MAX_PAGE_SIZE,
+  metricsConnection: t.connection({
+    type: MetricRef,
     description: 'Metrics by name as a Relay connection, for dashboards that scroll deep.',
     args: { filter: t.arg({ type: MetricFilter }) },
-    resolve: (query, _root, args, ctx) => {
+    resolve: (_root, args, ctx, info) => {
       checkListArgs(null, args.filter as MetricFilterInput | null);
-      return ctx.prisma.metric.findMany({
-        ...query,
-        where: metricWhere(ctx.principal.org.id, effectiveFilter((args.filter ?? {}) as MetricFilterInput)),
-        orderBy: LIST_ORDER,
-      });
+      const filter = effectiveFilter((args.filter ?? {}) as MetricFilterInput);
+      const { fields } = planMetricRead(info, ['edges', 'node']);
+      return resolveCursorConnection<Promise<SelectedMetric[]>>(
+        { args, defaultSize: DEFAULT_PAGE_SIZE, maxSize: MAX_PAGE_SIZE, toCursor: metricCursor },
+        ({ after, before, limit, inverted }) =>
+          keysetMetricPage(
+            ctx.sql,
+            ctx.principal.org.id,
+            filter,
+            { after: cursorMetricId(after), before: cursorMetricId(before), limit, inverted },
+            fields,
+          ),
+      );
     },
   }),
 }));

@@ -11,11 +11,8 @@
  * field alone and compares it with the whole metric.
  */
 import { type FieldNode, type GraphQLResolveInfo, Kind, type SelectionSetNode } from 'graphql';
-import type { Metric } from '../generated/prisma/client.js';
+import { isMetricField, type MetricField } from '../metric/columns.js';
 import type { PartName } from '../metric/loaders.js';
-import { isMetricField } from '../metric/rows.js';
-
-type MetricField = keyof Metric;
 
 const FIELD_COLUMNS: Partial<Record<string, MetricField[]>> = {
   status: ['lifecycleStatus'],

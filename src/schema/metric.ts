@@ -1,7 +1,7 @@
 /** The Metric type: list item, detail and agent-contract fields. */
 import { GraphQLError, type GraphQLResolveInfo } from 'graphql';
 import { builder } from '../builder.js';
-import type { Metric } from '../generated/prisma/client.js';
+import type { MetricField, MetricRow, SelectedMetric } from '../metric/columns.js';
 import { legacyStatus } from '../metric/lifecycle.js';
 import { summarize } from '../summaries/service.js';
 import { AgentContextNoteRef, ApprovedVersionRef, DisambiguationRef, DiscourseSummaryRef } from './agent-context.js';
@@ -12,36 +12,66 @@ import { MetricRelationshipRef } from './metric-relationship.js';
 import { planMetricRead } from './metric-selection.js';
 import { MetricVersionRef } from './metric-version.js';
 
-const ExecutionContextRef = builder.objectRef<Metric>('ExecutionContext').implement({
+/**
+ * A field of the metric row. The Metric type is over the row the read layer
+ * returns (src/metric/columns.ts, `SelectedMetric`): only the fields that
+ * src/schema/metric-selection.ts planned for the selection are read, so the
+ * Pothos prisma plugin's `prismaObject('Metric')`, whose parent type is the
+ * whole model, would claim fields that are not there.
+ */
+function column<K extends MetricField>(metric: SelectedMetric, field: K): MetricRow[K] {
+  const row: Partial<MetricRow> = metric;
+  const value = row[field];
+  if (value === undefined) throw new Error(`Metric.${field} was not read`);
+  return value;
+}
+
+/**
+ * A GraphQL field that is the row's field `field`: typed by {@link column}.
+ * Marked as exposed (Pothos's own `t.expose*` marker), so a GraphQL field of
+ * the same name runs GraphQL's default resolver, which graphql-jit compiles
+ * into a property read instead of a call per field and row (about 50 per
+ * detail). There a field that was not read is a null: an error on a non-null
+ * field, a silent null on a nullable one; test/graphql/metric-selection.test.ts
+ * asks every field alone and compares it with the whole metric, so the plan
+ * is held by the test, and a field of another name (`currentVersion`) keeps
+ * the checked resolver.
+ */
+const fromRow = <K extends MetricField>(field: K) => ({
+  resolve: (metric: SelectedMetric) => column(metric, field),
+  extensions: { pothosExposedField: field },
+});
+
+const ExecutionContextRef = builder.objectRef<SelectedMetric>('ExecutionContext').implement({
   fields: (t) => ({
-    resolvedParameters: t.expose('resolvedParameters', { type: 'JSON' }),
-    renderedSqlExamples: t.expose('renderedSqlExamples', { type: 'JSON' }),
-    latestClosedPeriod: t.expose('latestClosedPeriod', { type: 'JSON', nullable: true }),
+    resolvedParameters: t.field({ type: 'JSON', ...fromRow('resolvedParameters') }),
+    renderedSqlExamples: t.field({ type: 'JSON', ...fromRow('renderedSqlExamples') }),
+    latestClosedPeriod: t.field({ type: 'JSON', nullable: true, ...fromRow('latestClosedPeriod') }),
   }),
 });
 
-const GovernanceFactsRef = builder.objectRef<Metric>('GovernanceFacts').implement({
+const GovernanceFactsRef = builder.objectRef<SelectedMetric>('GovernanceFacts').implement({
   description: 'Governance facts of the metric; each null when unknown.',
   fields: (t) => ({
-    ownerTeam: t.exposeString('ownerTeam', { nullable: true }),
-    approverRole: t.exposeString('approverRole', { nullable: true }),
-    approverUser: t.exposeString('approverUser', { nullable: true }),
-    approvedAt: t.exposeString('approvedAt', { nullable: true }),
-    lifecycleStatus: t.expose('lifecycleStatus', { type: LifecycleStatusEnum, nullable: true }),
-    currentVersion: t.exposeString('definitionVersion', { nullable: true }),
-    effectiveFrom: t.exposeString('effectiveFrom', { nullable: true }),
-    effectiveTo: t.exposeString('effectiveTo', { nullable: true }),
-    nextReviewDate: t.exposeString('nextReviewDate', { nullable: true }),
+    ownerTeam: t.string({ nullable: true, ...fromRow('ownerTeam') }),
+    approverRole: t.string({ nullable: true, ...fromRow('approverRole') }),
+    approverUser: t.string({ nullable: true, ...fromRow('approverUser') }),
+    approvedAt: t.string({ nullable: true, ...fromRow('approvedAt') }),
+    lifecycleStatus: t.field({ type: LifecycleStatusEnum, nullable: true, ...fromRow('lifecycleStatus') }),
+    currentVersion: t.string({ nullable: true, ...fromRow('definitionVersion') }),
+    effectiveFrom: t.string({ nullable: true, ...fromRow('effectiveFrom') }),
+    effectiveTo: t.string({ nullable: true, ...fromRow('effectiveTo') }),
+    nextReviewDate: t.string({ nullable: true, ...fromRow('nextReviewDate') }),
   }),
 });
 
-const BusinessDefinitionRef = builder.objectRef<Metric>('BusinessDefinition').implement({
+const BusinessDefinitionRef = builder.objectRef<SelectedMetric>('BusinessDefinition').implement({
   fields: (t) => ({
-    included: t.exposeString('bdIncluded'),
-    excluded: t.exposeString('bdExcluded'),
-    timeWindow: t.exposeString('bdTimeWindow'),
-    caveats: t.exposeString('bdCaveats'),
-    legacyDescription: t.exposeString('bdLegacyDescription'),
+    included: t.string({ ...fromRow('bdIncluded') }),
+    excluded: t.string({ ...fromRow('bdExcluded') }),
+    timeWindow: t.string({ ...fromRow('bdTimeWindow') }),
+    caveats: t.string({ ...fromRow('bdCaveats') }),
+    legacyDescription: t.string({ ...fromRow('bdLegacyDescription') }),
   }),
 });
 
@@ -54,42 +84,43 @@ function insideList(path: GraphQLResolveInfo['path'] | undefined): boolean {
 /** Supporting reads are nullable: null means the read failed, not "none". */
 const supporting = { nullable: true } as const;
 
-export const MetricRef = builder.prismaObject('Metric', {
+export const MetricRef = builder.objectRef<SelectedMetric>('Metric').implement({
   fields: (t) => ({
     id: t.exposeID('id'),
     orgId: t.exposeID('orgId'),
-    projectId: t.exposeID('projectId'),
-    domainId: t.exposeID('domainId', { nullable: true }),
-    key: t.exposeString('key'),
-    name: t.exposeString('name'),
-    description: t.exposeString('description'),
-    metricType: t.exposeString('metricType'),
-    definitionVersion: t.exposeString('definitionVersion'),
+    projectId: t.id({ ...fromRow('projectId') }),
+    domainId: t.id({ nullable: true, ...fromRow('domainId') }),
+    key: t.string({ ...fromRow('key') }),
+    name: t.string({ ...fromRow('name') }),
+    description: t.string({ ...fromRow('description') }),
+    metricType: t.string({ ...fromRow('metricType') }),
+    definitionVersion: t.string({ ...fromRow('definitionVersion') }),
     status: t.string({
       description: 'Legacy status (draft, review, approved, deprecated), derived from lifecycleStatus.',
-      resolve: (metric) => legacyStatus(metric.lifecycleStatus),
+      resolve: (metric) => legacyStatus(column(metric, 'lifecycleStatus')),
     }),
-    lifecycleStatus: t.expose('lifecycleStatus', { type: LifecycleStatusEnum }),
-    policyTier: t.exposeString('policyTier'),
-    ownerTeam: t.exposeString('ownerTeam'),
-    ownerDisplayName: t.exposeString('ownerDisplayName', { nullable: true }),
-    scope: t.expose('scope', { type: MetricScopeEnum }),
-    tags: t.exposeStringList('tags'),
-    aliases: t.exposeStringList('aliases', {
+    lifecycleStatus: t.field({ type: LifecycleStatusEnum, ...fromRow('lifecycleStatus') }),
+    policyTier: t.string({ ...fromRow('policyTier') }),
+    ownerTeam: t.string({ ...fromRow('ownerTeam') }),
+    ownerDisplayName: t.string({ nullable: true, ...fromRow('ownerDisplayName') }),
+    scope: t.field({ type: MetricScopeEnum, ...fromRow('scope') }),
+    tags: t.stringList({ ...fromRow('tags') }),
+    aliases: t.stringList({
       description: 'Other names people use for this metric ("NRR"); searched like the name.',
+      ...fromRow('aliases'),
     }),
-    conceptName: t.exposeString('conceptName'),
-    templateName: t.exposeString('templateName'),
-    sqlExpression: t.exposeString('sqlExpression'),
-    grains: t.exposeStringList('grains'),
-    defaultGrain: t.exposeString('defaultGrain'),
-    dimensions: t.expose('dimensions', { type: 'JSON' }),
-    filters: t.exposeStringList('filters'),
-    sourceRefs: t.expose('sourceRefs', { type: 'JSON' }),
-    expression: t.expose('expression', { type: 'JSON', nullable: true }),
-    dependencies: t.expose('dependencies', { type: 'JSON', nullable: true }),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
-    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+    conceptName: t.string({ ...fromRow('conceptName') }),
+    templateName: t.string({ ...fromRow('templateName') }),
+    sqlExpression: t.string({ ...fromRow('sqlExpression') }),
+    grains: t.stringList({ ...fromRow('grains') }),
+    defaultGrain: t.string({ ...fromRow('defaultGrain') }),
+    dimensions: t.field({ type: 'JSON', ...fromRow('dimensions') }),
+    filters: t.stringList({ ...fromRow('filters') }),
+    sourceRefs: t.field({ type: 'JSON', ...fromRow('sourceRefs') }),
+    expression: t.field({ type: 'JSON', nullable: true, ...fromRow('expression') }),
+    dependencies: t.field({ type: 'JSON', nullable: true, ...fromRow('dependencies') }),
+    createdAt: t.field({ type: 'DateTime', ...fromRow('createdAt') }),
+    updatedAt: t.field({ type: 'DateTime', ...fromRow('updatedAt') }),
 
     relationships: t.field({
       type: [MetricRelationshipRef],
@@ -110,15 +141,15 @@ export const MetricRef = builder.prismaObject('Metric', {
       description: "The organization's fiscal calendar start month; 1 means January.",
       resolve: (_metric, _args, ctx) => ctx.principal.org.fiscalCalendarStartMonth,
     }),
-    timeSemantics: t.expose('timeSemantics', { type: 'JSON', nullable: true }),
-    deprecatedFramingRules: t.expose('deprecatedFramingRules', { type: 'JSON' }),
-    dimensionMap: t.expose('dimensionMap', { type: 'JSON' }),
-    columnAliases: t.expose('columnAliases', { type: 'JSON' }),
+    timeSemantics: t.field({ type: 'JSON', nullable: true, ...fromRow('timeSemantics') }),
+    deprecatedFramingRules: t.field({ type: 'JSON', ...fromRow('deprecatedFramingRules') }),
+    dimensionMap: t.field({ type: 'JSON', ...fromRow('dimensionMap') }),
+    columnAliases: t.field({ type: 'JSON', ...fromRow('columnAliases') }),
     executionContext: t.field({ type: ExecutionContextRef, resolve: (metric) => metric }),
     governanceFacts: t.field({ type: GovernanceFactsRef, resolve: (metric) => metric }),
-    approvalState: t.expose('approvalState', { type: 'JSON', nullable: true }),
-    consumerContexts: t.expose('consumerContexts', { type: 'JSON' }),
-    policyExamples: t.expose('policyExamples', { type: 'JSON' }),
+    approvalState: t.field({ type: 'JSON', nullable: true, ...fromRow('approvalState') }),
+    consumerContexts: t.field({ type: 'JSON', ...fromRow('consumerContexts') }),
+    policyExamples: t.field({ type: 'JSON', ...fromRow('policyExamples') }),
     requiresDisambiguation: t.field({
       type: DisambiguationRef,
       nullable: true,

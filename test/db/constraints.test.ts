@@ -4,9 +4,10 @@
  * organization, and no slug is shaped like a UUID.
  */
 import { randomUUID } from 'node:crypto';
+import { type RawBuilder, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { compile } from '../../src/db/kysely.js';
 import { loadFixture } from '../../src/fixtures/load.js';
-import { Prisma } from '../../src/generated/prisma/client.js';
 import { registry } from '../fixtures/registry.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 
@@ -25,8 +26,8 @@ beforeAll(async () => {
 afterAll(() => db.drop());
 
 /** Runs a statement on the service's own driver (which keeps the database's message on PGlite too). */
-const rejected = (statement: Prisma.Sql) =>
-  db.sql.query(statement).then(
+const rejected = (statement: RawBuilder<unknown>) =>
+  db.sql.query(compile(statement)).then(
     () => 'accepted',
     (error: Error) => `${error.message} ${JSON.stringify(error)}`,
   );
@@ -34,32 +35,32 @@ const rejected = (statement: Prisma.Sql) =>
 describe('database constraints', () => {
   it('a relationship to a metric of another organization is refused, one inside the organization accepted', async () => {
     const across = await rejected(
-      Prisma.sql`INSERT INTO metric_relationship (id, metric_id, kind, target_metric_id)
+      sql`INSERT INTO metric_relationship (id, metric_id, kind, target_metric_id)
         VALUES (${randomUUID()}::uuid, ${revenue.id}::uuid, 'related_to', ${foreign.id}::uuid)`,
     );
     expect(across).toContain(`relationship target ${foreign.id} is not a metric of the organization`);
 
     const inside = randomUUID();
-    await db.sql.query(Prisma.sql`INSERT INTO metric_relationship (id, metric_id, kind, target_metric_id)
-      VALUES (${inside}::uuid, ${revenue.id}::uuid, 'related_to', ${orders.id}::uuid)`);
+    await db.sql.query(
+      compile(sql`INSERT INTO metric_relationship (id, metric_id, kind, target_metric_id)
+      VALUES (${inside}::uuid, ${revenue.id}::uuid, 'related_to', ${orders.id}::uuid)`),
+    );
     // Nor can an existing relationship be pointed across.
     const moved = await rejected(
-      Prisma.sql`UPDATE metric_relationship SET target_metric_id = ${foreign.id}::uuid WHERE id = ${inside}::uuid`,
+      sql`UPDATE metric_relationship SET target_metric_id = ${foreign.id}::uuid WHERE id = ${inside}::uuid`,
     );
     expect(moved).toContain('is not a metric of the organization');
     expect(await db.prisma.metricRelationship.count({ where: { targetMetricId: foreign.id } })).toBe(0);
   });
 
   it('a metric cannot move to another organization', async () => {
-    const moved = await rejected(
-      Prisma.sql`UPDATE metric SET org_id = ${globex.id}::uuid WHERE id = ${orders.id}::uuid`,
-    );
+    const moved = await rejected(sql`UPDATE metric SET org_id = ${globex.id}::uuid WHERE id = ${orders.id}::uuid`);
     expect(moved).toContain('cannot move to another organization');
   });
 
   it('no organization slug is shaped like a UUID', async () => {
     const renamed = await rejected(
-      Prisma.sql`UPDATE organization SET slug = ${globex.id.toUpperCase()} WHERE id = ${acme.id}::uuid`,
+      sql`UPDATE organization SET slug = ${globex.id.toUpperCase()} WHERE id = ${acme.id}::uuid`,
     );
     expect(renamed).toContain('organization_slug_not_uuid');
   });

@@ -11,13 +11,14 @@
  */
 import type { ArgType, SqlQuery } from '@prisma/driver-adapter-utils';
 import type { FastifyInstance } from 'fastify';
+import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DASHBOARD_QUERY } from '../../bench/load.js';
 import { type SeedResult, seed } from '../../bench/seed.js';
 import { openDatabase } from '../../src/db/client.js';
+import { compile } from '../../src/db/kysely.js';
 import { recordStatements } from '../../src/db/query-stats.js';
-import { Prisma } from '../../src/generated/prisma/client.js';
 import { buildTestInstance } from '../helpers/app.js';
 import { createTestDatabase, type TestDatabase, usingPostgres } from '../helpers/database.js';
 
@@ -308,8 +309,11 @@ describe.skipIf(!usingPostgres)('query plans at 100,000 metrics (PostgreSQL only
           for (const statement of statements) texts.add(statement.sql);
         }
       }
-      const prepared = await single.sql.query<{ statement: string; generic_plans: number; custom_plans: number }>(
-        Prisma.sql`SELECT statement, generic_plans::int, custom_plans::int FROM pg_prepared_statements`,
+      const prepared = await single.sql.query(
+        compile(
+          sql<{ statement: string; generic_plans: number; custom_plans: number }>`
+            SELECT statement, generic_plans::int, custom_plans::int FROM pg_prepared_statements`,
+        ),
       );
       const byText = new Map(prepared.map((p) => [p.statement, p]));
       expect(texts.size).toBeGreaterThan(5);

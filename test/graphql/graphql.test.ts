@@ -125,6 +125,42 @@ describe('metrics', () => {
   });
 });
 
+describe('metricsConnection', () => {
+  const query = `query Page($first: Int, $last: Int, $after: String, $before: String, $filter: MetricFilter) {
+    metricsConnection(first: $first, last: $last, after: $after, before: $before, filter: $filter) {
+      edges { cursor node { id name } }
+      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }
+    }
+  }`;
+  const ordered = () => byNameThenId(pagedMetrics).map((m) => m.id);
+
+  it('last and before page backwards in the same order, in one statement besides the key lookup', async () => {
+    const last = await post(query, { last: 3 }, bearer(pagedKey.secret));
+    const { edges, pageInfo } = last.json().data.metricsConnection;
+    expect(edges.map((edge: { node: { id: string } }) => edge.node.id)).toEqual(ordered().slice(-3));
+    expect(pageInfo.hasPreviousPage).toBe(true);
+    expect(statementCount(last)).toBe(2);
+    const before = await post(query, { last: 10, before: pageInfo.startCursor }, bearer(pagedKey.secret));
+    const earlier = before.json().data.metricsConnection;
+    expect(earlier.edges.map((edge: { node: { id: string } }) => edge.node.id)).toEqual(ordered().slice(0, -3));
+    expect(earlier.pageInfo.hasPreviousPage).toBe(false);
+  });
+
+  it('applies the list filter', async () => {
+    const none = await post(query, { first: 100, filter: { status: 'deprecated' } }, bearer(pagedKey.secret));
+    expect(none.json().data.metricsConnection.edges).toEqual([]);
+    const all = await post(query, { first: 100, filter: { status: 'approved' } }, bearer(pagedKey.secret));
+    expect(all.json().data.metricsConnection.edges.map((edge: { node: { id: string } }) => edge.node.id)).toEqual(
+      ordered(),
+    );
+  });
+
+  it('refuses a cursor it did not make', async () => {
+    const res = await post(query, { first: 2, after: 'nope' }, bearer(pagedKey.secret));
+    expect(res.json().errors[0].message).toBe('Invalid cursor: nope');
+  });
+});
+
 describe('a list page whose parts cannot be read with it', () => {
   const local = registry();
   const org = local.org();

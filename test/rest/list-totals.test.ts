@@ -1,6 +1,6 @@
 /**
  * List totals are kept by the organization's `metrics_version`, which the
- * database bumps with every change to its metrics (src/metric/rows.ts). A
+ * database bumps with every change to its metrics (src/metric/list-page.ts). A
  * kept total must never outlive the data it counted: whatever writes the
  * metrics (here plain SQL, as another instance or a fixture load would),
  * the next request counts again.

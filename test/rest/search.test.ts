@@ -1,6 +1,6 @@
 /**
  * Search corrections, the search documents and kept search pages
- * (src/metric/rows.ts, src/metric/search-rank.ts,
+ * (src/metric/search-page.ts, src/metric/search-rank.ts,
  * prisma/migrations/20261123000000_search_documents): a
  * word that is none of the organization's words is corrected among them, a
  * page is ranked once per `metrics_version`, and whatever writes the metrics
