@@ -63,9 +63,14 @@ export function effectiveFilter(input: MetricFilterInput = {}): EffectiveFilter 
 export function filterConditions(filter: EffectiveFilter, values: EffectiveFilter = filter): RawBuilder<unknown>[] {
   const conditions: RawBuilder<unknown>[] = [];
   if (filter.lifecycle) {
+    // The statuses are written into the text (they are the schema's enum values, never the client's
+    // text), so that a generic plan knows them as a custom plan does. With `= ANY($n)` the generic
+    // plan of a list page read every metric of the statuses and sorted them to cut the page (25,000
+    // rows for `status=review` at 100,000 metrics, 30 to 80 ms), where reading the name index and
+    // skipping the other statuses reads about a page (test/db/query-plans.test.ts bounds it).
     conditions.push(
       filter.lifecycle.length
-        ? sql`m.lifecycle_status = ANY(${values.lifecycle}::text[]::"LifecycleStatus"[])`
+        ? sql`m.lifecycle_status IN (${sql.join(filter.lifecycle.map((status) => sql.lit(status)))})`
         : sql`FALSE`,
     );
   }
@@ -80,9 +85,9 @@ export function orgFilter(orgId: unknown, filter: EffectiveFilter, values: Effec
   return sql<boolean>`${sql.join([sql`m.org_id = ${orgId}::uuid`, ...filterConditions(filter, values)], sql` AND `)}`;
 }
 
-/** What of the filter changes a statement's text: which filters are present (and a lifecycle filter that matches nothing). */
+/** What of the filter changes a statement's text: which filters are present, and the lifecycle statuses. */
 export function filterKey(filter: EffectiveFilter): string {
-  const lifecycle = filter.lifecycle === null ? '-' : filter.lifecycle.length ? 'l' : '0';
+  const lifecycle = filter.lifecycle === null ? '-' : `l(${filter.lifecycle.join()})`;
   return `${lifecycle}${filter.policyTier === null ? '-' : 'p'}${filter.scope === null ? '-' : 's'}${filter.metricType === null ? '-' : 't'}`;
 }
 
