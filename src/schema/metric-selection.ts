@@ -54,8 +54,8 @@ export const FIELD_PARTS: Partial<Record<string, PartName>> = {
 
 export interface MetricReadPlan {
   /** the model fields to read; null: all of them */
-  fields: Set<MetricField> | null;
-  parts: Set<PartName>;
+  readonly fields: ReadonlySet<MetricField> | null;
+  readonly parts: ReadonlySet<PartName>;
 }
 
 /** The fields of `sets` (through fragments), flattened. */
@@ -73,11 +73,37 @@ function fieldsOf(info: GraphQLResolveInfo, sets: readonly (SelectionSetNode | u
 }
 
 /**
+ * Plans kept by the field's node and the path. A node belongs to one parsed
+ * document, and the documents are parsed once and kept (the REST operations
+ * at load, /graphql's by yoga's parse cache), so a selection is planned once,
+ * not on every request. Only a field with a single node is kept: merged
+ * nodes of one response key may differ per operation of a document.
+ */
+const kept = new WeakMap<FieldNode, Map<string, MetricReadPlan>>();
+
+/**
  * The plan for the Metric selection of the field being resolved or, with
  * `path`, of its subfields by that path of field names (`['items']` for the
  * metrics of a page).
  */
 export function planMetricRead(info: GraphQLResolveInfo, path: readonly string[] = []): MetricReadPlan {
+  const node = info.fieldNodes.length === 1 ? info.fieldNodes[0] : undefined;
+  if (!node) return plan(info, path);
+  let byPath = kept.get(node);
+  if (!byPath) {
+    byPath = new Map();
+    kept.set(node, byPath);
+  }
+  const key = path.join('.');
+  let known = byPath.get(key);
+  if (!known) {
+    known = plan(info, path);
+    byPath.set(key, known);
+  }
+  return known;
+}
+
+function plan(info: GraphQLResolveInfo, path: readonly string[]): MetricReadPlan {
   let nodes: readonly FieldNode[] = info.fieldNodes;
   for (const name of path) {
     nodes = fieldsOf(
