@@ -258,12 +258,13 @@ export function createFloor(pool: pg.Pool, publicAppUrl: string) {
     if (q?.trim()) {
       // The service's ranking, the same statement (src/metric/search-rank.ts), named by its shape.
       const search = rankedSearch(org.id, normalizedSearch(q), NO_FILTER, { skip, take: pageSize });
-      const ranked = compile(search.page);
+      const built = search.build(search.args);
+      const ranked = compile(built.page);
       const text = `SELECT ${LIST_COLUMNS}, hit.total FROM (${ranked.sql}) hit JOIN metric m ON m.id = hit.id ORDER BY hit.rank`;
       ({ rows } = await run(`search_${shape(text)}`, text, [...ranked.parameters]));
       total = (rows[0]?.total as number | undefined) ?? 0;
       if (!rows.length && skip > 0) {
-        const count = compile(search.count);
+        const count = compile(built.count);
         total = (await run(`search_total_${shape(count.sql)}`, count.sql, [...count.parameters])).rows[0]
           .total as number;
       }

@@ -46,7 +46,7 @@
  * own (src/metric/list.ts).
  */
 import { type RawBuilder, sql } from 'kysely';
-import { type EffectiveFilter, orgFilter } from './list.js';
+import { type EffectiveFilter, filterKey, orgFilter } from './list.js';
 
 /** A query in websearch syntax (a quoted phrase, `or`, a `-` before a word) is taken as written: no corrections. */
 const STRUCTURED_QUERY = /"|(^|\s)-\S|\sor\s/i;
@@ -95,43 +95,93 @@ const FAMILY_ORDER = `g_tier, g_cover DESC, g_canon, g_place, g_score DESC, g_na
 /** A match's own sort keys. */
 const OWN_ORDER = 'tier, cover DESC, canon, place, score DESC, name, id';
 
+/** The values of a search statement; its shape is the rest (see {@link ShapeCache} in src/db/kysely.ts). */
+export type SearchArgs = EffectiveFilter & {
+  orgId: string;
+  /** the query as the full-text parser reads it */
+  fullText: string;
+  /** its letters and digits, run together: a name form or acronym */
+  compact: string;
+  /** a LIKE pattern: the names that start with the query */
+  namePrefix: string;
+  words: string[];
+  significant: string[];
+  take: number;
+  skip: number;
+  /** skip + take */
+  end: number;
+};
+
+/** A search: the key of its statements' shape, their values, and how to build them from the values. */
+export interface SearchPlan {
+  shape: string;
+  args: SearchArgs;
+  build(p: SearchArgs): RankedSearch;
+}
+
 /**
  * The ranking of `text` (normalized: trimmed, lowercased) over the
  * organization's metrics that `filter` keeps. `take` is the page size:
- * partial coverage fills a page that the other tiers leave short.
+ * partial coverage fills a page that the other tiers leave short. The text
+ * of its statements depends on the query's form only (taken as written or
+ * not, how many significant words) and on which filters are present; the
+ * words themselves are parameters.
  */
 export function rankedSearch(
   orgId: string,
   text: string,
   filter: EffectiveFilter,
   page: { skip: number; take: number },
-): RankedSearch {
+): SearchPlan {
   const structured = STRUCTURED_QUERY.test(text);
   const words = text.match(/[\p{L}\p{N}]+/gu) ?? [];
-  const org = orgFilter(orgId, filter);
+  const significant = words.filter((word) => !QUESTION_WORDS.has(word));
+  const asWrittenOnly = structured || words.length === 0;
+  const args: SearchArgs = {
+    ...filter,
+    orgId,
+    fullText: fullTextQuery(text),
+    compact: words.join(''),
+    namePrefix: `${escapeLike(text)}%`,
+    words,
+    significant,
+    take: page.take,
+    skip: page.skip,
+    end: page.skip + page.take,
+  };
+  const shape = `${structured ? 's' : 'w'}|${asWrittenOnly ? '-' : significant.length}|${filterKey(filter)}`;
+  return { shape, args, build: (p) => rankingSql(p, filter, structured, asWrittenOnly, significant.length) };
+}
+
+function rankingSql(
+  p: SearchArgs,
+  filter: EffectiveFilter,
+  structured: boolean,
+  asWrittenOnly: boolean,
+  significantCount: number,
+): RankedSearch {
+  const org = orgFilter(p.orgId, filter, p);
   // The query side, computed once per search (in a generic plan, an expression of the parameters would
   // be computed again on every row): the query, and the query restricted to name words (every lexeme
   // weighted A).
   const tsq = sql`
     SELECT t.tsq, regexp_replace(t.tsq::text, '''((?:[^'']|'''')*)''', '''\\1'':A', 'g')::tsquery AS name_tsq
-    FROM (SELECT websearch_to_tsquery('english', ${fullTextQuery(text)}) AS tsq) t`;
-  const compact = words.join('');
+    FROM (SELECT websearch_to_tsquery('english', ${p.fullText}) AS tsq) t`;
   // A name prefix, for a query that is words only (a query in websearch syntax is no name's prefix).
-  const prefix = structured ? sql`11` : sql`CASE WHEN m.name_lower LIKE ${`${escapeLike(text)}%`} THEN 10 ELSE 11 END`;
+  const prefix = structured ? sql`11` : sql`CASE WHEN m.name_lower LIKE ${p.namePrefix} THEN 10 ELSE 11 END`;
   // The place in the ranking: its tens are the tier, its units a distinction within it. A metric
   // whose name, key, alias or acronym the query is holds every word of the query among its name words.
   const asWritten = sql`
     SELECT m.id, m.name, m.parent_id, m.is_parent, m.canon, 0::float8 AS cover,
       CASE WHEN m.search_vector @@ q.name_tsq THEN (
-          CASE WHEN ${compact} = ANY(m.forms) THEN 0 WHEN ${compact} = ANY(m.acronyms) THEN 1 ELSE ${prefix} END)
+          CASE WHEN ${p.compact} = ANY(m.forms) THEN 0 WHEN ${p.compact} = ANY(m.acronyms) THEN 1 ELSE ${prefix} END)
         ELSE 30 END AS place,
       ts_rank(m.search_vector, q.tsq) / m.rank_norm AS score
     FROM q JOIN metric_search m ON m.search_vector @@ q.tsq WHERE ${org}`;
-  if (structured || words.length === 0) {
-    return inFamilies(sql`WITH q AS MATERIALIZED (${tsq}) ${asWritten}`, page);
+  if (asWrittenOnly) {
+    return inFamilies(sql`WITH q AS MATERIALIZED (${tsq}) ${asWritten}`, p);
   }
 
-  const significant = words.filter((word) => !QUESTION_WORDS.has(word));
   const hits = sql`
     ${asWritten}
     UNION ALL
@@ -146,7 +196,7 @@ export function rankedSearch(
   // Written out for each significant word (a word past the end of q.parts, a stop word, matches nothing)
   // rather than a subquery on every candidate: its mark, how many candidates hold it, its weight.
   const each = (term: (k: number) => string, separator: string) =>
-    sql.raw(significant.map((_, k) => term(k + 1)).join(separator) || '0');
+    sql.raw(Array.from({ length: significantCount }, (_, k) => term(k + 1)).join(separator) || '0');
   const marks = each(
     (k) => `CASE WHEN m.search_vector @@ q.parts[${k}] THEN (CASE WHEN m.search_vector @@ q.part_names[${k}] THEN 2
       ELSE 1 END) * (CASE WHEN q.part_fixed[${k}] THEN 0.5 ELSE 1 END) ELSE 0 END`,
@@ -163,7 +213,7 @@ export function rankedSearch(
         ARRAY[${marks}]::float8[] AS marks
       FROM q JOIN metric_search m ON m.search_vector @@ (
         CASE WHEN NOT EXISTS (SELECT FROM hit) THEN q.any_part
-          WHEN (SELECT count(*) FROM (SELECT FROM hit LIMIT ${page.take}) h) < ${page.take} THEN q.most_parts END)
+          WHEN (SELECT count(*) FROM (SELECT FROM hit LIMIT ${p.take}) h) < ${p.take} THEN q.most_parts END)
       WHERE ${org} AND NOT (m.search_vector @@ q.tsq) AND NOT coalesce(m.search_vector @@ q.corrected, false)),
     idf AS (SELECT ARRAY[${weights}] AS weights FROM part p)`;
   const covered = sql`
@@ -172,11 +222,11 @@ export function rankedSearch(
   return inFamilies(
     sql`
       WITH q AS MATERIALIZED (
-        SELECT w.*, s.* FROM (${tsq}) w, search_query(${orgId}::uuid, ${words}::text[], ${significant}::text[]) s),
+        SELECT w.*, s.* FROM (${tsq}) w, search_query(${p.orgId}::uuid, ${p.words}::text[], ${p.significant}::text[]) s),
       hit AS MATERIALIZED (${hits}),
       ${partial}
       SELECT * FROM hit UNION ALL ${covered}`,
-    page,
+    p,
   );
 }
 
@@ -187,7 +237,7 @@ export function rankedSearch(
  * skip + take rows are in the first skip + take families, so only those are
  * ranked with their children; the rest of the matches are only counted.
  */
-function inFamilies(matches: RawBuilder<unknown>, page: { skip: number; take: number }): RankedSearch {
+function inFamilies(matches: RawBuilder<unknown>, p: SearchArgs): RankedSearch {
   const head = (alias: string) =>
     sql.raw(
       ['tier', 'cover', 'canon', 'place', 'score', 'name', 'id'].map((k) => `${alias}.${k} AS g_${k}`).join(', '),
@@ -199,14 +249,14 @@ function inFamilies(matches: RawBuilder<unknown>, page: { skip: number; take: nu
       WHERE c.parent_id IS NOT NULL AND p.is_parent AND p.parent_id IS DISTINCT FROM c.id),
     head AS MATERIALIZED (
       SELECT h.* FROM every h WHERE NOT EXISTS (SELECT 1 FROM attached a WHERE a.id = h.id)
-      ORDER BY ${sql.raw(OWN_ORDER)} LIMIT ${page.skip + page.take}),
+      ORDER BY ${sql.raw(OWN_ORDER)} LIMIT ${p.end}),
     family AS (
       SELECT h.*, false AS child, ${head('h')} FROM head h
       UNION ALL
       SELECT a.*, true, ${head('h')} FROM head h JOIN attached a ON a.parent_id = h.id)
     SELECT f.id, f.name, (SELECT count(*) FROM every)::int AS total, f.rank
     FROM (SELECT id, name, row_number() OVER (ORDER BY ${sql.raw(FAMILY_ORDER)}) AS rank FROM family) f
-    WHERE f.rank > ${page.skip} AND f.rank <= ${page.skip + page.take}`;
+    WHERE f.rank > ${p.skip} AND f.rank <= ${p.end}`;
   return { page: ranked, count: sql<{ total: number }>`SELECT count(*)::int AS total FROM (${matches}) h` };
 }
 
