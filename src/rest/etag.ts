@@ -17,7 +17,7 @@
  * code that could change a body changes every tag, so a client never gets a
  * 304 for a body an older release made.
  */
-import { createHash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -53,9 +53,7 @@ export function releaseId(): string {
 
 /** A strong entity tag for the representation the parts describe. */
 export function entityTag(parts: readonly unknown[]): string {
-  const digest = createHash('sha256')
-    .update(JSON.stringify([releaseId(), ...parts]))
-    .digest('base64url');
+  const digest = hash('sha256', JSON.stringify([releaseId(), ...parts]), 'base64url');
   return `"${digest.slice(0, 32)}"`;
 }
 
