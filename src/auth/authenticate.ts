@@ -4,13 +4,13 @@
  * never compared in clear), revoked, sandbox header, scope.
  */
 
-import { sql as rawSql } from 'kysely';
+import { type Expression, sql as rawSql } from 'kysely';
 import type { Principal } from '../context.js';
-import { db, ShapeCache } from '../db/kysely.js';
+import { db, type Query, ShapeCache } from '../db/kysely.js';
 import type { SqlReader } from '../db/sql.js';
 import { type ErrorResponse, errors } from '../errors.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
-import { type RequestedScope, scopeSatisfied } from './scopes.js';
+import { type RequestedScope, scopeSatisfied, scopesSatisfying } from './scopes.js';
 import { API_KEY_PATTERN, hashSecret } from './secrets.js';
 
 export type AuthResult = { ok: true; principal: Principal } | { ok: false; error: ErrorResponse };
@@ -28,29 +28,92 @@ const organizationSelect = {
   metricsVersion: true,
 } as const;
 
-/** The key with its organization, by the hash of the secret. */
+/**
+ * The key with its organization, by the hash of the secret. The columns are
+ * named `auth…`, a prefix no column of a read that joins the lookup
+ * ({@link ReadWithKey}) has.
+ */
 const keyLookupQuery = ({ keyHash }: { keyHash: string }) =>
   db
     .selectFrom('apiKey as k')
     .innerJoin('organization as o', 'o.id', 'k.orgId')
     .select([
-      'k.id',
-      'k.scopes',
-      'k.sandbox',
-      'k.revokedAt',
-      'k.rateLimitPerMinute',
-      'o.id as orgId',
-      'o.slug',
-      'o.plan',
-      'o.pricingState',
-      'o.fiscalCalendarStartMonth',
-      'o.summaryDailyCap',
+      'k.id as authKeyId',
+      'k.scopes as authScopes',
+      'k.sandbox as authSandbox',
+      'k.revokedAt as authRevokedAt',
+      'k.rateLimitPerMinute as authRateLimit',
+      'o.id as authOrgId',
+      'o.slug as authOrgSlug',
+      'o.plan as authOrgPlan',
+      'o.pricingState as authPricingState',
+      'o.fiscalCalendarStartMonth as authFiscalMonth',
+      'o.summaryDailyCap as authSummaryCap',
       // A bigint: as text, as OrganizationInfo carries it.
-      rawSql<string>`o.metrics_version::text`.as('metricsVersion'),
+      rawSql<string>`o.metrics_version::text`.as('authMetricsVersion'),
     ])
     .where('k.keyHash', '=', keyHash);
 
+type KeyRow = Awaited<ReturnType<ReturnType<typeof keyLookupQuery>['executeTakeFirstOrThrow']>>;
+
 const keyLookup = new ShapeCache<{ keyHash: string }>();
+
+/**
+ * A read that travels in the key lookup's own statement, as a lateral
+ * subquery over the key's organization: a route that knows what it will read
+ * before it is admitted (a metric by id) saves a round trip to the database.
+ * It runs only for a request the key admits (not revoked, sandbox header,
+ * scope, within its rate limit), so a refused request reads nothing more.
+ */
+export interface ReadWithKey<A extends object, T> {
+  /** names the read's shape (src/db/kysely.ts, ShapeCache) */
+  shape: string;
+  /** its parameters; none is named like the lookup's own (`keyHash`, `spent`, `defaultLimit`, `serviceEnv`, `scopes`) */
+  args: A;
+  /** the read over the key's organization `orgId` (an SQL expression); its columns never start with `auth` */
+  query(p: A, orgId: Expression<string>): Query<unknown>;
+  /** what it read, from the lookup's row (its columns null when it did not run or found nothing) */
+  read(row: Record<string, unknown>): T;
+}
+
+/** How a {@link ReadWithKey} is admitted: what the key's window holds, with this request. */
+export interface WindowState {
+  spent: number;
+  /** the limit of a key without its own */
+  defaultLimit: number;
+}
+
+interface KeyArgs {
+  keyHash: string;
+  spent: number;
+  defaultLimit: number;
+  serviceEnv: string | null;
+  scopes: readonly string[];
+}
+
+const keyWithRead = new ShapeCache<KeyArgs & Record<string, unknown>>();
+
+/**
+ * The lookup with `read` joined, under the admission checks that the
+ * lookup's columns decide: a filter on the key's row alone, which PostgreSQL
+ * applies before the read (a one-time filter), so the read does not run for
+ * a request that will be refused.
+ */
+function keyWithReadQuery<A extends object>(p: KeyArgs, read: ReadWithKey<A, unknown>) {
+  return keyLookupQuery(p)
+    .leftJoinLateral(
+      // authReadRan: the read ran (its own columns are null when it found nothing).
+      (eb) =>
+        rawSql<{ authReadRan: boolean } & Record<string, unknown>>`(
+          SELECT true AS "authReadRan", q.* FROM (SELECT 1) AS one
+          LEFT JOIN LATERAL (${read.query(p as unknown as A, eb.ref('k.orgId'))}) q ON TRUE
+          WHERE k.revoked_at IS NULL AND (NOT k.sandbox OR ${p.serviceEnv}::text = 'sandbox')
+            AND k.scopes && ${p.scopes}::text[]
+            AND ${p.spent}::int <= coalesce(k.rate_limit_per_minute, ${p.defaultLimit}::int))`.as('r'),
+      (join) => join.onTrue(),
+    )
+    .selectAll('r');
+}
 
 /** The key a bearer header presents, by its hash (the lookup's and the key budget's subject). */
 export type PresentedKey = { ok: true; keyHash: string } | { ok: false; error: ErrorResponse };
@@ -65,38 +128,75 @@ export function presentedKey(authorization: string | undefined): PresentedKey {
   return { ok: true, keyHash: hashSecret(secret) };
 }
 
-/** Key lookup, revoked, sandbox header and scope, for a key of the right format ({@link presentedKey}). */
-export async function authenticateApiKey(
+/**
+ * Key lookup, revoked, sandbox header and scope, for a key of the right
+ * format ({@link presentedKey}); with `withKey`, its read in the same
+ * statement (`read` in the result: its value; absent when it did not run,
+ * or failed and the key was looked up alone).
+ */
+export async function authenticateApiKey<T>(
   sql: SqlReader,
   keyHash: string,
   serviceEnv: string | undefined,
   requested: RequestedScope,
-): Promise<AuthResult> {
+  withKey?: { read: ReadWithKey<object, T>; window: WindowState },
+): Promise<AuthResult & { read?: T }> {
+  const found = withKey && (await lookupWithRead(sql, keyHash, serviceEnv, requested, withKey));
   // On the SQL reader: this runs on every request (src/db/sql.ts says why), compiled once.
-  const [key] = await sql.query(keyLookup.statement('key', { keyHash }, keyLookupQuery));
+  const key = found ? found.key : (await sql.query(keyLookup.statement('key', { keyHash }, keyLookupQuery)))[0];
   if (!key) return { ok: false, error: errors.invalidApiKey };
-  if (key.revokedAt) return { ok: false, error: errors.revokedApiKey };
-  if (key.sandbox && serviceEnv !== 'sandbox') return { ok: false, error: errors.sandboxKeyRequiresSandbox };
-  if (!scopeSatisfied(key.scopes, requested)) return { ok: false, error: errors.insufficientScope };
+  if (key.authRevokedAt) return { ok: false, error: errors.revokedApiKey };
+  if (key.authSandbox && serviceEnv !== 'sandbox') return { ok: false, error: errors.sandboxKeyRequiresSandbox };
+  if (!scopeSatisfied(key.authScopes, requested)) return { ok: false, error: errors.insufficientScope };
   return {
     ok: true,
     principal: {
       kind: 'api_key',
-      keyId: key.id,
+      keyId: key.authKeyId,
       keyHash,
-      scopes: key.scopes,
-      rateLimitPerMinute: key.rateLimitPerMinute,
+      scopes: key.authScopes,
+      rateLimitPerMinute: key.authRateLimit,
       org: {
-        id: key.orgId,
-        slug: key.slug,
-        plan: key.plan,
-        pricingState: key.pricingState,
-        fiscalCalendarStartMonth: key.fiscalCalendarStartMonth,
-        summaryDailyCap: key.summaryDailyCap,
-        metricsVersion: key.metricsVersion,
+        id: key.authOrgId,
+        slug: key.authOrgSlug,
+        plan: key.authOrgPlan,
+        pricingState: key.authPricingState,
+        fiscalCalendarStartMonth: key.authFiscalMonth,
+        summaryDailyCap: key.authSummaryCap,
+        metricsVersion: key.authMetricsVersion,
       },
     },
+    ...(found?.read === undefined ? {} : { read: found.read }),
   };
+}
+
+/**
+ * The lookup with the read joined: the key's row (undefined: no such key)
+ * and what the read found. null when the statement failed: the caller looks
+ * the key up alone and the read is left to its route (which degrades as it
+ * would without this).
+ */
+async function lookupWithRead<T>(
+  sql: SqlReader,
+  keyHash: string,
+  serviceEnv: string | undefined,
+  requested: RequestedScope,
+  { read, window }: { read: ReadWithKey<object, T>; window: WindowState },
+): Promise<{ key: KeyRow | undefined; read: T | undefined } | null> {
+  const args = {
+    ...read.args,
+    keyHash,
+    spent: window.spent,
+    defaultLimit: window.defaultLimit,
+    serviceEnv: serviceEnv ?? null,
+    scopes: scopesSatisfying(requested),
+  };
+  try {
+    const [row] = await sql.query(keyWithRead.statement(`key+${read.shape}`, args, (p) => keyWithReadQuery(p, read)));
+    return { key: row, read: row?.authReadRan ? read.read(row) : undefined };
+  } catch {
+    return null;
+  }
 }
 
 /** A signed-in session (cookie `session=<token>`) whose user belongs to its active organization. */

@@ -20,6 +20,9 @@ export function scopeSatisfied(granted: readonly string[], requested: RequestedS
   return granted.some((scope) => SATISFIED_BY[requested].includes(scope));
 }
 
+/** The granted scopes any one of which satisfies `requested`. */
+export const scopesSatisfying = (requested: RequestedScope): readonly string[] => SATISFIED_BY[requested];
+
 /** Scopes given at key creation must be exactly the Agent Contract pair. */
 export function isAgentContractPair(scopes: readonly string[]): boolean {
   return (

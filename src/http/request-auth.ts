@@ -10,6 +10,7 @@ import {
   authenticateApiKey,
   authenticateSession,
   presentedKey,
+  type ReadWithKey,
   SERVICE_ENV_HEADER,
 } from '../auth/authenticate.js';
 import type { LastUsedRecorder } from '../auth/last-used.js';
@@ -18,7 +19,7 @@ import type { Principal } from '../context.js';
 import type { SqlReader } from '../db/sql.js';
 import { errors, HttpError } from '../errors.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
-import { decide, type KeyRateLimiter, type RateDecision } from '../limits/key-rate-limiter.js';
+import { decide, type KeyRateLimiter, type RateDecision, type WindowSpend } from '../limits/key-rate-limiter.js';
 import type { ReadCache } from '../metric/read-cache.js';
 import { firstHeader, sessionCookie } from './headers.js';
 import type { Metrics } from './metrics.js';
@@ -100,9 +101,17 @@ export async function spendOperationCost(
  * the rate limit check. null: the window is known from the lookup only (a
  * session's is its user's).
  */
-interface Credentials {
+interface Credentials<T> {
   subject: string | null;
-  authenticate(): Promise<AuthResult>;
+  /** `spent`: the window as the request left it, when `subject` is known (its read is admitted on it) */
+  authenticate(spent: WindowSpend | null): Promise<AuthResult & { read?: T }>;
+}
+
+/** An admitted caller, and what a read that travelled with its key lookup found ({@link admitApiKeyWithRead}). */
+export interface Admitted<T> {
+  principal: Principal;
+  /** absent when the read did not run with the lookup: then the route reads as usual */
+  read?: T;
 }
 
 /**
@@ -120,12 +129,12 @@ interface Credentials {
  *
  * Then the key's use is noted.
  */
-async function admit(
+async function admit<T>(
   deps: AccessDeps,
   request: FastifyRequest,
   reply: FastifyReply,
-  credentials: Credentials,
-): Promise<Principal> {
+  credentials: Credentials<T>,
+): Promise<Admitted<T>> {
   const client = `client:${request.ip}`;
   const { subject } = credentials;
   const [throttle, early] = await Promise.all([
@@ -137,7 +146,7 @@ async function admit(
     await giveBack();
     throw rateLimited(deps, reply, 'throttle', throttle.retryAfterSeconds);
   }
-  const result = await credentials.authenticate();
+  const result = await credentials.authenticate(early);
   if (!result.ok) {
     const surcharge = deps.throttle.failureCost - 1;
     await Promise.all([
@@ -153,56 +162,82 @@ async function admit(
   rateLimitHeaders(reply, decision);
   if (!decision.allowed) throw rateLimited(deps, reply, 'key', decision.retryAfterSeconds);
   if (principal.kind === 'api_key') deps.lastUsed.touch(principal.keyId);
-  return principal;
+  return result.read === undefined ? { principal } : { principal, read: result.read };
 }
 
-/** A bearer API key's credentials: the header's checks first, the lookup by the key's hash. */
-function bearer(deps: AccessDeps, request: FastifyRequest, scope: RequestedScope): Credentials {
+/**
+ * A bearer API key's credentials: the header's checks first, the lookup by
+ * the key's hash, with `read` in the lookup's statement when given.
+ */
+function bearer<T>(
+  deps: AccessDeps,
+  request: FastifyRequest,
+  scope: RequestedScope,
+  read?: ReadWithKey<object, T>,
+): Credentials<T> {
   const presented = presentedKey(firstHeader(request, 'authorization'));
   if (!presented.ok) return { subject: null, authenticate: async () => presented };
   const serviceEnv = firstHeader(request, SERVICE_ENV_HEADER);
   return {
     subject: keySubject(presented.keyHash),
-    authenticate: () => authenticateApiKey(deps.sql, presented.keyHash, serviceEnv, scope),
+    authenticate: (spent) =>
+      authenticateApiKey(
+        deps.sql,
+        presented.keyHash,
+        serviceEnv,
+        scope,
+        read && spent ? { read, window: { spent: spent.consumed, defaultLimit: deps.defaultRateLimit } } : undefined,
+      ),
   };
 }
 
-const session = (deps: AccessDeps, token: string | undefined): Credentials => ({
+const session = (deps: AccessDeps, token: string | undefined): Credentials<never> => ({
   subject: null,
   authenticate: () => authenticateSession(deps.prisma, token),
 });
 
 /** Bearer API key with the requested scope, within its rate limit; throws HttpError otherwise. */
-export function admitApiKey(
+export async function admitApiKey(
   deps: AccessDeps,
   request: FastifyRequest,
   reply: FastifyReply,
   scope: RequestedScope,
 ): Promise<Principal> {
-  return admit(deps, request, reply, bearer(deps, request, scope));
+  return (await admit(deps, request, reply, bearer(deps, request, scope))).principal;
+}
+
+/**
+ * {@link admitApiKey}, with `read` in the key lookup's statement: one round
+ * trip to the database for the admission and the route's first read.
+ */
+export function admitApiKeyWithRead<T>(
+  deps: AccessDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  scope: RequestedScope,
+  read: ReadWithKey<object, T>,
+): Promise<Admitted<T>> {
+  return admit(deps, request, reply, bearer(deps, request, scope, read));
 }
 
 /** A signed-in session (cookie), throttled and rate-limited per user like a key. */
-export function admitSession(deps: AccessDeps, request: FastifyRequest, reply: FastifyReply): Promise<Principal> {
-  return admit(deps, request, reply, session(deps, sessionCookie(request)));
+export async function admitSession(deps: AccessDeps, request: FastifyRequest, reply: FastifyReply): Promise<Principal> {
+  return (await admit(deps, request, reply, session(deps, sessionCookie(request)))).principal;
 }
 
 /**
  * GraphQL callers: an Authorization header means an API key (checked like
  * GET /api/v1/metrics); without one, a signed-in session cookie is accepted.
  */
-export function admitApiKeyOrSession(
+export async function admitApiKeyOrSession(
   deps: AccessDeps,
   request: FastifyRequest,
   reply: FastifyReply,
 ): Promise<Principal> {
   const sessionToken = sessionCookie(request);
-  return admit(
-    deps,
-    request,
-    reply,
+  const credentials =
     firstHeader(request, 'authorization') === undefined && sessionToken
       ? session(deps, sessionToken)
-      : bearer(deps, request, 'metrics:read'),
-  );
+      : bearer(deps, request, 'metrics:read');
+  return (await admit(deps, request, reply, credentials)).principal;
 }

@@ -3,8 +3,8 @@
  * one with the parts its selection asks for (src/metric/loaders.ts), with
  * the fields asked for.
  */
-import { sql } from 'kysely';
-import { db, ShapeCache } from '../db/kysely.js';
+import { type Expression, sql } from 'kysely';
+import { db, type Query, ShapeCache } from '../db/kysely.js';
 import type { SqlReader } from '../db/sql.js';
 import {
   fieldRefs,
@@ -67,6 +67,50 @@ export async function findMetrics(
   return ids.map((id) => byId.get(id) ?? null);
 }
 
+/** A metric row with the columns of its parts (src/metric/parts.ts), and the metric of it. */
+export interface FoundMetricRow {
+  metric: SelectedMetric;
+  row: Record<string, unknown>;
+}
+
+type OrgId = string | Expression<string>;
+
+/**
+ * The statement of a metric of the organization `orgId` (a value, or a
+ * column of an enclosing statement) with the columns of `parts`.
+ */
+function metricRowQuery(
+  p: { id: string },
+  orgId: OrgId,
+  selected: readonly MetricField[],
+  parts: readonly MetricPart<unknown>[],
+): Query<SelectedMetric & Record<string, unknown>> {
+  const metric = db
+    .selectFrom('metric as m')
+    .select(fieldRefs(selected))
+    .where('m.id', '=', p.id)
+    .where('m.orgId', '=', orgId);
+  if (!parts.length) return metric;
+  // The parts' columns and joins are SQL of their own (src/metric/parts.ts) over the metric `m`; the
+  // metric's row is a subquery that PostgreSQL pulls up, so the plan is that of one flat statement.
+  const extra = partsSql(parts);
+  return sql<SelectedMetric & Record<string, unknown>>`SELECT m.* ${extra.columns} FROM (${metric}) m ${extra.joins}`;
+}
+
+/**
+ * The metric of a row of {@link metricRowQuery}; null when the row has none
+ * (no such metric, or its columns null). `own`: the row holds the metric's
+ * columns only, so it is the metric.
+ */
+function foundRow(
+  row: (SelectedMetric & Record<string, unknown>) | undefined,
+  selected: readonly MetricField[],
+  own: boolean,
+): FoundMetricRow | null {
+  if (!row || row.id === null) return null;
+  return { metric: own ? row : metricOf(row, selected), row };
+}
+
 const withParts = new ShapeCache<{ orgId: string; id: string }>();
 
 /**
@@ -80,23 +124,28 @@ export async function findMetricRow(
   id: string,
   parts: readonly MetricPart<unknown>[],
   fields: MetricFields = null,
-): Promise<{ metric: SelectedMetric; row: Record<string, unknown> } | null> {
+): Promise<FoundMetricRow | null> {
   const selected = selectedFields(fields);
-  const metric = (p: { orgId: string; id: string }) =>
-    db.selectFrom('metric as m').select(fieldRefs(selected)).where('m.id', '=', p.id).where('m.orgId', '=', p.orgId);
-  const key = `${fieldsKey(selected)}|${partsKey(parts)}`;
-  if (!parts.length) {
-    const [row]: SelectedMetric[] = await reader.query(withParts.statement(key, { orgId, id }, metric));
-    return row ? { metric: row, row } : null;
-  }
-  // The parts' columns and joins are SQL of their own (src/metric/parts.ts) over the metric `m`; the
-  // metric's row is a subquery that PostgreSQL pulls up, so the plan is that of one flat statement.
   const [row] = await reader.query(
-    withParts.statement(key, { orgId, id }, (p) => {
-      const extra = partsSql(parts);
-      return sql<SelectedMetric & Record<string, unknown>>`
-          SELECT m.* ${extra.columns} FROM (${metric(p)}) m ${extra.joins}`;
-    }),
+    withParts.statement(`${fieldsKey(selected)}|${partsKey(parts)}`, { orgId, id }, (p) =>
+      metricRowQuery(p, p.orgId, selected, parts),
+    ),
   );
-  return row ? { metric: metricOf(row, selected), row } : null;
+  return foundRow(row, selected, parts.length === 0);
+}
+
+/**
+ * The same read as a lateral subquery of another statement, over the
+ * organization `orgId` there (the key lookup's: ReadWithKey in
+ * src/auth/authenticate.ts), for the metric of an id; its row's metric
+ * columns are null when there is no such metric. Made once per plan.
+ */
+export function metricRowWithKey(parts: readonly MetricPart<unknown>[], fields: MetricFields) {
+  const selected = selectedFields(fields);
+  const read = {
+    shape: `metric:${fieldsKey(selected)}|${partsKey(parts)}`,
+    query: (p: { id: string }, orgId: Expression<string>) => metricRowQuery(p, orgId, selected, parts),
+    read: (row: Record<string, unknown>) => foundRow(row as SelectedMetric & Record<string, unknown>, selected, false),
+  };
+  return (id: string) => ({ ...read, args: { id } });
 }

@@ -8,7 +8,7 @@ import DataLoader from 'dataloader';
 import { sql } from 'kysely';
 import { ShapeCache } from '../db/kysely.js';
 import type { SqlReader } from '../db/sql.js';
-import { findMetricRow, findMetrics } from './by-id.js';
+import { type FoundMetricRow, findMetricRow, findMetrics } from './by-id.js';
 import type { MetricFields, SelectedMetric } from './columns.js';
 import type { EffectiveFilter } from './list.js';
 import { listMetricPage, listMetricPageWithParts, type MetricPage } from './list-page.js';
@@ -50,9 +50,17 @@ function partLoader<T>(reader: SqlReader, part: MetricPart<T>): DataLoader<strin
 
 type PartLoaders = { [N in PartName]: DataLoader<string, PartValue<N>> };
 
+/** What a single-metric read takes: the fields of the metric (null: all) and its parts. */
+export interface MetricReadPlan {
+  readonly fields: MetricFields;
+  readonly parts: ReadonlySet<PartName>;
+}
+
 /** Loaders of one request; `orgId` scopes the metrics a relationship's target may be. */
 export function createMetricLoaders(reader: SqlReader, orgId: string) {
   const byFields = new Map<string, DataLoader<string, SelectedMetric | null>>();
+  /** single-metric reads done before the operation ran ({@link primeMetricRead}), by id */
+  const ahead = new Map<string, { plan: MetricReadPlan; metric: SelectedMetric | null }>();
   const parts = Object.fromEntries(
     Object.entries(METRIC_PARTS).map(([name, part]) => [name, partLoader(reader, part as MetricPart<unknown>)]),
   ) as PartLoaders;
@@ -66,6 +74,15 @@ export function createMetricLoaders(reader: SqlReader, orgId: string) {
         byFields.set(key, loader);
       }
       return loader;
+    },
+    /** Keeps a single-metric read of `id` done ahead, for a read of the same plan (the same object). */
+    keepRead(id: string, plan: MetricReadPlan, metric: SelectedMetric | null): void {
+      ahead.set(id, { plan, metric });
+    },
+    /** The read of `id` kept for `plan`; undefined when there is none. */
+    keptRead(id: string, plan: MetricReadPlan): SelectedMetric | null | undefined {
+      const kept = ahead.get(id);
+      return kept?.plan === plan ? kept.metric : undefined;
     },
     ...parts,
   };
@@ -101,21 +118,40 @@ async function readWithParts<R, T>(
   return primed(read, names);
 }
 
+/**
+ * A read of a metric with `plan`'s parts done before the operation (in the
+ * key lookup's statement: src/rest/routes.ts): a {@link loadMetricWithParts}
+ * of the same id and plan takes it, and the parts read prime their loaders.
+ */
+export function primeMetricRead(
+  loaders: MetricLoaders,
+  id: string,
+  plan: MetricReadPlan,
+  found: FoundMetricRow | null,
+): void {
+  // The parts by the metric's id as stored, which its fields' resolvers load by (`id` may differ in case).
+  if (found) for (const name of plan.parts) prime(loaders, name, found.metric.id, found.row);
+  loaders.keepRead(id, plan, found?.metric ?? null);
+}
+
 /** A metric of the organization (its `fields`, null: all) with `parts` in one statement; null when there is none. */
 export function loadMetricWithParts(
   reader: SqlReader,
   loaders: MetricLoaders,
   orgId: string,
   id: string,
-  { fields, parts }: { fields: MetricFields; parts: ReadonlySet<PartName> },
+  plan: MetricReadPlan,
 ): Promise<SelectedMetric | null> {
+  const kept = loaders.keptRead(id, plan);
+  if (kept !== undefined) return Promise.resolve(kept);
+  const { fields, parts } = plan;
   return readWithParts(
     parts,
     (list) => findMetricRow(reader, orgId, id, list, fields),
     async () => (await findMetricRow(reader, orgId, id, [], fields))?.metric ?? null,
     (found, names) => {
       if (!found) return null;
-      for (const name of names) prime(loaders, name, id, found.row);
+      for (const name of names) prime(loaders, name, found.metric.id, found.row);
       return found.metric;
     },
   );
@@ -132,7 +168,7 @@ export function loadListPageWithParts(
   orgId: string,
   filter: EffectiveFilter,
   page: { skip: number; take: number },
-  { fields, parts }: { fields: MetricFields; parts: ReadonlySet<PartName> },
+  { fields, parts }: MetricReadPlan,
   kept: KeptReads,
 ): Promise<MetricPage> {
   return readWithParts(

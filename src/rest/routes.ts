@@ -5,20 +5,39 @@
  * decided before the body is read, from the key lookup and at most one small
  * statement, so that a 304 costs no more.
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { createContext, type ServiceConfig } from '../context.js';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { RequestedScope } from '../auth/scopes.js';
+import { createContext, type Principal, type ServiceConfig } from '../context.js';
 import { errors, HttpError } from '../errors.js';
-import { type AccessDeps, admitApiKey } from '../http/request-auth.js';
+import { type AccessDeps, admitApiKey, admitApiKeyWithRead } from '../http/request-auth.js';
+import { type FoundMetricRow, metricRowWithKey } from '../metric/by-id.js';
 import { checkFilterValues, checkSearchText } from '../metric/input.js';
 import { effectiveFilter, pageParameter } from '../metric/list.js';
+import { METRIC_PARTS, type MetricReadPlan, primeMetricRead } from '../metric/loaders.js';
 import { type MetricState, readMetricState } from '../metric/state.js';
 import { trustVerdict } from '../metric/trust.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../schema/metric-query.js';
+import { planDocumentField } from '../schema/metric-selection.js';
 import { summaryGeneratorName } from '../summaries/service.js';
 import { isUuid } from '../uuid.js';
 import { contractEnvelope, detailEnvelope, listEnvelope, type SummaryHeaders } from './envelopes.js';
 import { entityTag, noneMatchFails, releaseId, sendNotModified, setValidators } from './etag.js';
 import { ListMetricsDocument, MetricContractDocument, MetricDetailDocument, runOperation } from './execute.js';
+
+/**
+ * What the detail's and the contract's `metric(id)` read (the plan its
+ * resolver gets), and that read as a read with the key lookup (admitForMetric).
+ */
+function metricRoute(document: Parameters<typeof planDocumentField>[0]) {
+  const plan = planDocumentField(document, 'metric');
+  const withKey = metricRowWithKey(
+    [...plan.parts].map((name) => METRIC_PARTS[name]),
+    plan.fields,
+  );
+  return { plan, withKey };
+}
+const DETAIL = metricRoute(MetricDetailDocument);
+const CONTRACT = metricRoute(MetricContractDocument);
 
 /** Largest page number accepted; beyond the data it is just an empty page. */
 const MAX_PAGE = 2 ** 31 - 1;
@@ -126,21 +145,50 @@ export async function restRoutes(app: FastifyInstance, deps: RestDeps) {
     );
   }
 
+  /**
+   * Admits a key for a metric's route and, when the route reads the metric
+   * straight away (`readAhead`), reads it (with the parts the operation
+   * selects) in the key lookup's own statement: one round trip to the
+   * database for both. The id is checked after the admission, as the order
+   * of checks says; an id that is no UUID is not read ahead.
+   */
+  async function admitForMetric(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    scope: RequestedScope,
+    route: typeof DETAIL,
+    readAhead: boolean,
+  ) {
+    const { id: raw } = request.params as { id: string };
+    if (!readAhead || !isUuid(raw)) return { principal: await admitApiKey(access, request, reply, scope), ahead: null };
+    const admitted = await admitApiKeyWithRead(access, request, reply, scope, route.withKey(raw));
+    return { principal: admitted.principal, ahead: admitted.read === undefined ? null : { found: admitted.read } };
+  }
+
+  /** The operation's context; a metric read ahead primes its loaders. */
+  function metricContext(
+    principal: Principal,
+    id: string,
+    plan: MetricReadPlan,
+    ahead: { found: FoundMetricRow | null } | null,
+  ) {
+    const context = createContext(access, principal, config, access.metrics);
+    if (ahead) primeMetricRead(context.loaders, id, plan, ahead.found);
+    return context;
+  }
+
   app.get('/api/v1/metrics/:id', async (request, reply) => {
-    const principal = await admitApiKey(access, request, reply, 'metrics:read');
+    // Only a conditional request reads the version first; any other takes it from the body's own statement.
+    const isConditional = conditional(request);
+    const { principal, ahead } = await admitForMetric(request, reply, 'metrics:read', DETAIL, !isConditional);
     const id = metricId(request);
     const { org } = principal;
     // The body shows the organization's fiscal month besides the metric and what its version covers.
     const tagOf = (version: string | null | undefined) =>
       entityTag(['detail', org.id, org.fiscalCalendarStartMonth, id, version ?? 'unversioned']);
-    // Only a conditional request reads the version first; any other takes it from the body's own statement.
-    const state = conditional(request) ? await metricState(request, org.id, id, null) : null;
+    const state = isConditional ? await metricState(request, org.id, id, null) : null;
     if (state && noneMatchFails(request, tagOf(state.version))) return sendNotModified(reply, tagOf(state.version));
-    const result = await runOperation(
-      MetricDetailDocument,
-      { id },
-      createContext(access, principal, config, access.metrics),
-    );
+    const result = await runOperation(MetricDetailDocument, { id }, metricContext(principal, id, DETAIL.plan, ahead));
     failIfErrors(request, result, true);
     if (!result.data?.metric) throw new HttpError(errors.metricNotFound);
     setValidators(reply, tagOf(state ? state.version : result.data.metric.revision));
@@ -148,15 +196,22 @@ export async function restRoutes(app: FastifyInstance, deps: RestDeps) {
   });
 
   app.get('/api/v1/metrics/:id/contract', async (request, reply) => {
-    const principal = await admitApiKey(access, request, reply, 'canonical-metric-api:read');
-    const id = metricId(request);
     // Only the exact value `true` asks for the discussion summary (which may bill the organization).
     const summary = param(request.query as Query, 'summary') === 'true';
-    const { org } = principal;
-    const generator = summary ? summaryGeneratorName(config.summaries) : null;
     // A conditional request, or one that asks for the summary (whose state is the discussion's), reads the
     // version first; any other takes it, and the trust verdict, from the body's own statement.
-    const state = summary || conditional(request) ? await metricState(request, org.id, id, generator, true) : null;
+    const stateFirst = summary || conditional(request);
+    const { principal, ahead } = await admitForMetric(
+      request,
+      reply,
+      'canonical-metric-api:read',
+      CONTRACT,
+      !stateFirst,
+    );
+    const id = metricId(request);
+    const { org } = principal;
+    const generator = summary ? summaryGeneratorName(config.summaries) : null;
+    const state = stateFirst ? await metricState(request, org.id, id, generator, true) : null;
     // canonical_url shows PUBLIC_APP_URL and the organization's slug; `trust` depends on other
     // metrics and on the time, so the tag carries the verdict as it stands now.
     const tagOf = (version: string | null | undefined, trust: TrustTag | null, summaryPart: string) =>
@@ -174,7 +229,7 @@ export async function restRoutes(app: FastifyInstance, deps: RestDeps) {
     const result = await runOperation(
       MetricContractDocument,
       { id, summary },
-      createContext(access, principal, config, access.metrics),
+      metricContext(principal, id, CONTRACT.plan, ahead),
     );
     // Supporting reads degrade (envelopes.ts); only a failed metric read is fatal.
     const metricFailed = result.errors.some((error) => error.path?.length === 1);

@@ -10,9 +10,16 @@
  * speed, never correctness; test/graphql/metric-selection.test.ts asks every
  * field alone and compares it with the whole metric.
  */
-import { type FieldNode, type GraphQLResolveInfo, Kind, type SelectionSetNode } from 'graphql';
+import {
+  type DocumentNode,
+  type FieldNode,
+  type FragmentDefinitionNode,
+  type GraphQLResolveInfo,
+  Kind,
+  type SelectionSetNode,
+} from 'graphql';
 import { isMetricField, type MetricField } from '../metric/columns.js';
-import type { PartName } from '../metric/loaders.js';
+import type { MetricReadPlan, PartName } from '../metric/loaders.js';
 
 const FIELD_COLUMNS: Partial<Record<string, MetricField[]>> = {
   status: ['lifecycleStatus'],
@@ -52,20 +59,16 @@ export const FIELD_PARTS: Partial<Record<string, PartName>> = {
   revision: 'revision',
 };
 
-export interface MetricReadPlan {
-  /** the model fields to read; null: all of them */
-  readonly fields: ReadonlySet<MetricField> | null;
-  readonly parts: ReadonlySet<PartName>;
-}
+type Fragments = GraphQLResolveInfo['fragments'];
 
 /** The fields of `sets` (through fragments), flattened. */
-function fieldsOf(info: GraphQLResolveInfo, sets: readonly (SelectionSetNode | undefined)[]): FieldNode[] {
+function fieldsOf(fragments: Fragments, sets: readonly (SelectionSetNode | undefined)[]): FieldNode[] {
   const fields: FieldNode[] = [];
   const visit = (set: SelectionSetNode | undefined): void => {
     for (const selection of set?.selections ?? []) {
       if (selection.kind === Kind.FIELD) fields.push(selection);
       else if (selection.kind === Kind.INLINE_FRAGMENT) visit(selection.selectionSet);
-      else visit(info.fragments[selection.name.value]?.selectionSet);
+      else visit(fragments[selection.name.value]?.selectionSet);
     }
   };
   for (const set of sets) visit(set);
@@ -88,26 +91,28 @@ const kept = new WeakMap<FieldNode, Map<string, MetricReadPlan>>();
  */
 export function planMetricRead(info: GraphQLResolveInfo, path: readonly string[] = []): MetricReadPlan {
   const node = info.fieldNodes.length === 1 ? info.fieldNodes[0] : undefined;
-  if (!node) return plan(info, path);
+  return node ? keptPlan(node, info.fragments, path.join('.')) : plan(info.fieldNodes, info.fragments, path);
+}
+
+function keptPlan(node: FieldNode, fragments: Fragments, path: string): MetricReadPlan {
   let byPath = kept.get(node);
   if (!byPath) {
     byPath = new Map();
     kept.set(node, byPath);
   }
-  const key = path.join('.');
-  let known = byPath.get(key);
+  let known = byPath.get(path);
   if (!known) {
-    known = plan(info, path);
-    byPath.set(key, known);
+    known = plan([node], fragments, path ? path.split('.') : []);
+    byPath.set(path, known);
   }
   return known;
 }
 
-function plan(info: GraphQLResolveInfo, path: readonly string[]): MetricReadPlan {
-  let nodes: readonly FieldNode[] = info.fieldNodes;
+function plan(fieldNodes: readonly FieldNode[], fragments: Fragments, path: readonly string[]): MetricReadPlan {
+  let nodes = fieldNodes;
   for (const name of path) {
     nodes = fieldsOf(
-      info,
+      fragments,
       nodes.map((node) => node.selectionSet),
     ).filter((node) => node.name.value === name);
   }
@@ -115,7 +120,7 @@ function plan(info: GraphQLResolveInfo, path: readonly string[]): MetricReadPlan
   let fields: Set<MetricField> | null = new Set<MetricField>(['id', 'orgId']);
   const parts = new Set<PartName>();
   for (const node of fieldsOf(
-    info,
+    fragments,
     nodes.map((n) => n.selectionSet),
   )) {
     const name = node.name.value;
@@ -127,4 +132,23 @@ function plan(info: GraphQLResolveInfo, path: readonly string[]): MetricReadPlan
     else for (const column of columns) fields?.add(column);
   }
   return { fields, parts };
+}
+
+/**
+ * The plan of the root field `name` of a document's query (a REST route's
+ * fixed operation), before it runs: the very plan (the same object) the
+ * field's resolver gets from {@link planMetricRead}, as both are kept by the
+ * field's node.
+ */
+export function planDocumentField(document: DocumentNode, name: string): MetricReadPlan {
+  const fragments: Record<string, FragmentDefinitionNode> = {};
+  let operation: SelectionSetNode | undefined;
+  for (const definition of document.definitions) {
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments[definition.name.value] = definition;
+    else if (definition.kind === Kind.OPERATION_DEFINITION) operation ??= definition.selectionSet;
+  }
+  const nodes = fieldsOf(fragments, [operation]).filter((node) => node.name.value === name);
+  const node = nodes.length === 1 ? nodes[0] : undefined;
+  if (!node) throw new Error(`the document must select ${name} once`);
+  return keptPlan(node, fragments, '');
 }
