@@ -137,10 +137,9 @@ async function admit<T>(
 ): Promise<Admitted<T>> {
   const client = `client:${request.ip}`;
   const { subject } = credentials;
-  const [throttle, early] = await Promise.all([
-    deps.rateLimiter.consume(client, deps.throttle.pointsPerMinute),
-    subject === null ? null : deps.rateLimiter.spend(subject),
-  ]);
+  const [throttleSpent, early = null] =
+    subject === null ? await deps.rateLimiter.spendEach([client]) : await deps.rateLimiter.spendEach([client, subject]);
+  const throttle = decide(deps.throttle.pointsPerMinute, throttleSpent);
   const giveBack = () => (subject === null ? undefined : deps.rateLimiter.refund(subject, 1));
   if (!throttle.allowed) {
     await giveBack();

@@ -28,10 +28,15 @@ export interface KeyRateLimiter {
   /**
    * Spends `cost` (default 1) of `subject`'s window without deciding: the
    * caller decides later, against a limit it may not know yet
-   * ({@link decide}). Spends issued in the same tick share one round trip to
-   * Redis (ioredis auto-pipelining).
+   * ({@link decide}).
    */
   spend(subject: string, cost?: number): Promise<WindowSpend>;
+  /**
+   * Spends one unit of each subject's window, in one command to Redis (an
+   * admission's: the client's throttle and the key's window); the spends in
+   * the order of `subjects`.
+   */
+  spendEach<const S extends readonly string[]>(subjects: S): Promise<{ [K in keyof S]: WindowSpend }>;
   /** Gives `cost` back to the window (a refused request's spend, a GraphQL request refused for its cost). */
   refund(subject: string, cost: number): Promise<void>;
   /** Whether the shared store answers (always true without Redis). */
@@ -63,18 +68,47 @@ export function decide(limit: number, spent: WindowSpend): RateDecision {
     : { allowed: false, limit, remaining: 0, resetSeconds, retryAfterSeconds: resetSeconds };
 }
 
+/**
+ * One unit of each window KEYS[i] (ARGV[1]: the window in seconds), as
+ * rate-limiter-flexible counts a window (its own script, once per key), so
+ * that its refunds apply to the same counters: { consumed, ms to reset } per key.
+ */
+const SPEND_EACH = `
+local spent = {}
+for i, key in ipairs(KEYS) do
+  redis.call('set', key, 0, 'EX', ARGV[1], 'NX')
+  local consumed = redis.call('incrby', key, 1)
+  local ttl = redis.call('pttl', key)
+  if ttl == -1 then
+    redis.call('expire', key, ARGV[1])
+    ttl = 1000 * ARGV[1]
+  end
+  spent[#spent + 1] = consumed
+  spent[#spent + 1] = ttl
+end
+return spent`;
+
+declare module 'ioredis' {
+  interface RedisCommander {
+    /** SPEND_EACH: the number of keys, the keys, the window in seconds. */
+    mgSpendEach(keyCount: number, ...keysAndWindow: (string | number)[]): Promise<number[]>;
+  }
+}
+
 export function createKeyRateLimiter(options: RateLimiterOptions): KeyRateLimiter {
   const prefix = options.keyPrefix ?? 'mg:rl';
   const redis = options.redisUrl
     ? new Redis(options.redisUrl, {
         // Fail fast while disconnected, so the insurance limiter answers at once.
         enableOfflineQueue: false,
-        enableAutoPipelining: true,
+        // An admission is one command (spendEach); a pipeline a tick would cost an object a request.
+        enableAutoPipelining: false,
         maxRetriesPerRequest: 1,
         connectTimeout: 2000,
         retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
       })
     : null;
+  redis?.defineCommand('mgSpendEach', { lua: SPEND_EACH });
   if (redis) {
     let down = false;
     redis.on('error', (error: Error) => {
@@ -94,24 +128,46 @@ export function createKeyRateLimiter(options: RateLimiterOptions): KeyRateLimite
   // subject's limit may be learnt after its spend (a key's, from the key lookup), and a
   // changed limit applies at once to the window under way.
   const common = { points: Number.MAX_SAFE_INTEGER, duration: WINDOW_SECONDS, keyPrefix: `${prefix}:w` };
+  const inProcess = new RateLimiterMemory(common);
   const windows: RateLimiterAbstract = redis
-    ? new RateLimiterRedis({
-        ...common,
-        storeClient: redis,
-        rejectIfRedisNotReady: true,
-        insuranceLimiter: new RateLimiterMemory(common),
-      })
-    : new RateLimiterMemory(common);
+    ? new RateLimiterRedis({ ...common, storeClient: redis, rejectIfRedisNotReady: true, insuranceLimiter: inProcess })
+    : inProcess;
   const spend = async (subject: string, cost = 1): Promise<WindowSpend> => {
     const result = await windows.consume(subject, cost);
     return { consumed: result.consumedPoints, msBeforeReset: result.msBeforeNext };
   };
+  /** Without Redis, or while it does not answer: the in-process windows, as rate-limiter-flexible's insurance. */
+  const spendInProcess = (subjects: readonly string[]) =>
+    Promise.all(
+      subjects.map(async (subject): Promise<WindowSpend> => {
+        const result = await inProcess.consume(subject, 1);
+        return { consumed: result.consumedPoints, msBeforeReset: result.msBeforeNext };
+      }),
+    );
+  const spendInRedis = async (subjects: readonly string[]): Promise<WindowSpend[]> => {
+    if (redis?.status !== 'ready') return spendInProcess(subjects);
+    let spent: number[];
+    try {
+      spent = await redis.mgSpendEach(
+        subjects.length,
+        ...subjects.map((s) => `${common.keyPrefix}:${s}`),
+        WINDOW_SECONDS,
+      );
+    } catch {
+      return spendInProcess(subjects);
+    }
+    return subjects.map((_, i) => ({ consumed: Number(spent[2 * i]), msBeforeReset: Number(spent[2 * i + 1]) }));
+  };
+  // One spend per subject, in order: the tuple type of `subjects`, element for element.
+  const spendEach = <const S extends readonly string[]>(subjects: S) =>
+    spendInRedis(subjects) as Promise<{ [K in keyof S]: WindowSpend }>;
 
   return {
     async consume(subject, limit, cost = 1) {
       return decide(limit, await spend(subject, cost));
     },
     spend,
+    spendEach,
     async reachable() {
       if (!redis) return true;
       if (redis.status !== 'ready') return false;

@@ -35,13 +35,15 @@ const DETAIL_SIBLINGS = new Set<string>([
   'policy_examples',
 ] satisfies (keyof DetailMetric)[]);
 
-export function detailEnvelope({ revision: _revision, ...detail }: DetailMetric) {
+/** One pass over the operation's result, no copy of it (this runs on every detail request). */
+export function detailEnvelope(detail: DetailMetric) {
   const metric: Record<string, unknown> = {};
-  const siblings: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries(detail)) {
-    (DETAIL_SIBLINGS.has(name) ? siblings : metric)[name] = value;
+  const data: Record<string, unknown> = { metric };
+  for (const name in detail) {
+    // `revision` is what the route tags the response with (src/rest/etag.ts), not a field of the detail.
+    if (name !== 'revision') (DETAIL_SIBLINGS.has(name) ? data : metric)[name] = detail[name as keyof DetailMetric];
   }
-  return { data: { metric, ...siblings }, meta };
+  return { data, meta };
 }
 
 type ContractMetric = NonNullable<MetricContractQuery['metric']>;

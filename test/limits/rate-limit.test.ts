@@ -104,13 +104,16 @@ describe.skipIf(!redisUrl)('per-key rate limit shared through Redis', () => {
 });
 
 describe.skipIf(!redisUrl)('admission on a Redis of its own', () => {
-  it('spends the client throttle and the key window in one round trip, and gives the window back when throttled', async () => {
+  it('spends the client throttle and the key window in one command, and gives the window back when throttled', async () => {
     const port = await freePort();
     const redis = await startRedis(port);
     const rateLimiter = createKeyRateLimiter({ redisUrl: `redis://127.0.0.1:${port}`, logger: silentLogger });
     const probe = new Redis(`redis://127.0.0.1:${port}`);
     // Read events the server processed: one per round trip of a client (the probe's own INFO included).
     const reads = async () => Number(/total_reads_processed:(\d+)/.exec(await probe.info('stats'))?.[1]);
+    // Windows counted: INCRBY runs once per window, inside the admission's script.
+    const increments = async () =>
+      Number(/cmdstat_incrby:calls=(\d+)/.exec(await probe.info('commandstats'))?.[1] ?? 0);
     try {
       await rateLimiter.ready();
       const app = await buildTestInstance(t.database, {
@@ -118,12 +121,15 @@ describe.skipIf(!redisUrl)('admission on a Redis of its own', () => {
         throttle: { pointsPerMinute: 2, failureCost: 5 },
       });
       try {
+        const incrementsBefore = await increments();
         const before = await reads();
         const first = await get(app, sharedFive.secret);
         expect(first.statusCode).toBe(200);
         expect(first.headers['ratelimit-remaining']).toBe('4');
         // The probe's own INFO is one read; the request's admission is the other.
         expect((await reads()) - before).toBe(2);
+        // In that one read, both windows: the client's throttle and the key's.
+        expect((await increments()) - incrementsBefore).toBe(2);
 
         expect((await get(app, sharedFive.secret)).statusCode).toBe(200);
         // The client's third request in the minute is throttled: the key's window gets its unit back.
