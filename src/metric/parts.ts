@@ -13,6 +13,7 @@
  */
 import { type RawBuilder, sql } from 'kysely';
 import type { Approval, MetricRelationship, MetricVersion } from '../generated/prisma/client.js';
+import type { MetricField, SelectedMetric } from './columns.js';
 
 export interface CurrentApprovedVersion {
   id: string;
@@ -56,9 +57,27 @@ export interface DisambiguationCandidate {
   relation: DisambiguationRelation;
 }
 
+/**
+ * What a relationship carries of its target, read with it: what a REST
+ * detail shows of a target (its key, name and lifecycle status), so that
+ * the detail needs no statement for its targets.
+ */
+export const CARRIED_TARGET_FIELDS: ReadonlySet<MetricField> = new Set<MetricField>([
+  'id',
+  'orgId',
+  'key',
+  'name',
+  'lifecycleStatus',
+]);
+
+export interface RelationshipRow extends MetricRelationship {
+  /** the target's {@link CARRIED_TARGET_FIELDS}; null when it is not a metric of the organization */
+  target: SelectedMetric | null;
+}
+
 /** What the detail of a metric lists, in the orders the schema documents. */
 export interface MetricRelations {
-  relationships: MetricRelationship[];
+  relationships: RelationshipRow[];
   approvals: Approval[];
   versions: MetricVersion[];
 }
@@ -85,7 +104,12 @@ export const relationsPart: MetricPart<MetricRelations> = {
   name: 'relations',
   columns: sql`
     (SELECT coalesce(json_agg(json_build_object('id', r.id, 'metricId', r.metric_id, 'kind', r.kind,
-              'targetMetricId', r.target_metric_id) ORDER BY r.kind, r.target_metric_id), '[]')
+              'targetMetricId', r.target_metric_id,
+              'target', (SELECT json_build_object('id', t.id, 'orgId', t.org_id, 'key', t.key, 'name', t.name,
+                                  'lifecycleStatus', t.lifecycle_status)
+                         FROM metric t JOIN metric s ON s.id = r.metric_id
+                         WHERE t.id = r.target_metric_id AND t.org_id = s.org_id))
+              ORDER BY r.kind, r.target_metric_id), '[]')
      FROM metric_relationship r WHERE r.metric_id = m.id) AS relationships,
     (SELECT coalesce(json_agg(json_build_object('id', a.id, 'metricId', a.metric_id, 'versionId', a.version_id,
               'approverUserId', a.approver_user_id, 'approverRole', a.approver_role, 'decision', a.decision,
@@ -97,7 +121,7 @@ export const relationsPart: MetricPart<MetricRelations> = {
      FROM metric_version v WHERE v.metric_id = m.id) AS versions`,
   joins: sql``,
   read: (row) => ({
-    relationships: row.relationships as MetricRelationship[],
+    relationships: row.relationships as RelationshipRow[],
     approvals: (row.approvals as Json<Approval>[]).map((a) => ({ ...a, decidedAt: date(a.decidedAt) })),
     versions: (row.versions as Json<MetricVersion>[]).map((v) => ({ ...v, releasedAt: dateOrNull(v.releasedAt) })),
   }),

@@ -3,6 +3,7 @@ import { GraphQLError, type GraphQLResolveInfo } from 'graphql';
 import { builder } from '../builder.js';
 import type { MetricField, MetricRow, SelectedMetric } from '../metric/columns.js';
 import { legacyStatus } from '../metric/lifecycle.js';
+import { CARRIED_TARGET_FIELDS } from '../metric/parts.js';
 import { summarize } from '../summaries/service.js';
 import { AgentContextNoteRef, ApprovedVersionRef, DisambiguationRef, DiscourseSummaryRef } from './agent-context.js';
 import { ApprovalRef } from './approval.js';
@@ -233,11 +234,21 @@ export const MetricRef = builder.objectRef<SelectedMetric>('Metric').implement({
   }),
 });
 
+function subsetOf<T>(set: ReadonlySet<T>, of: ReadonlySet<T>): boolean {
+  for (const item of set) if (!of.has(item)) return false;
+  return true;
+}
+
 builder.objectField(MetricRelationshipRef, 'target', (t) =>
   t.field({
     type: MetricRef,
     resolve: async (relationship, _args, ctx, info) => {
-      const target = await ctx.loaders.metrics(planMetricRead(info).fields).load(relationship.targetMetricId);
+      const { fields } = planMetricRead(info);
+      // The relationship carries its target's key fields; any other field is read by the loader.
+      const target =
+        relationship.target && fields && subsetOf(fields, CARRIED_TARGET_FIELDS)
+          ? relationship.target
+          : await ctx.loaders.metrics(fields).load(relationship.targetMetricId);
       // Fixture loading keeps both ends of a relationship in one organization.
       if (!target) throw new Error(`relationship ${relationship.id} names a metric outside the organization`);
       return target;

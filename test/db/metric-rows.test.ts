@@ -55,7 +55,11 @@ const FILTERS = [
 ];
 
 const relationsQuery = {
-  relationships: { orderBy: [{ kind: 'asc' as const }, { targetMetricId: 'asc' as const }] },
+  relationships: {
+    orderBy: [{ kind: 'asc' as const }, { targetMetricId: 'asc' as const }],
+    // What a relationship carries of its target (CARRIED_TARGET_FIELDS); the demo's are all in the organization.
+    include: { target: { select: { id: true, orgId: true, key: true, name: true, lifecycleStatus: true } } },
+  },
   approvals: { orderBy: [{ decidedAt: 'desc' as const }, { id: 'asc' as const }] },
   versions: { orderBy: [{ releasedAt: { sort: 'desc' as const, nulls: 'last' as const } }, { id: 'asc' as const }] },
 };

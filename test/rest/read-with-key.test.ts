@@ -47,7 +47,12 @@ acme.message(objection, { body: 'Agreed.' });
 acme.thread(lonely, { intent: 'proposal' });
 /** with relationships to two other metrics */
 const hub = acme.metric({ name: 'Margin', key: 'margin', lifecycle_status: 'RELEASED' });
-const legacyMargin = acme.metric({ name: 'Legacy Margin', key: 'legacy_margin', lifecycle_status: 'DEPRECATED' });
+const legacyMargin = acme.metric({
+  name: 'Legacy Margin',
+  key: 'legacy_margin',
+  lifecycle_status: 'DEPRECATED',
+  description: 'Margin before freight was allocated.',
+});
 const marginEmea = acme.metric({ name: 'Margin EMEA', key: 'margin_emea', lifecycle_status: 'CANDIDATE' });
 acme.relate(hub, 'supersedes', legacyMargin);
 acme.relate(hub, 'related_to', marginEmea);
@@ -148,7 +153,7 @@ describe('one statement for the admission and the metric', () => {
     expect(statementCount(res)).toBe(1);
   });
 
-  it('detail of a metric with relationships: 2 (the targets by their DataLoader)', async () => {
+  it('detail of a metric with relationships: 1 (the relationships carry what the detail shows of their targets)', async () => {
     const res = await get(detail(hub.id));
     const body = expectOk(res);
     expect(body.data.relationships).toHaveLength(2);
@@ -156,7 +161,26 @@ describe('one statement for the admission and the metric', () => {
       'legacy_margin',
       'margin_emea',
     ]);
-    expect(statementCount(res)).toBe(2);
+    expect(statementCount(res)).toBe(1);
+  });
+
+  it('a target field the relationship does not carry is read for it (/graphql)', async () => {
+    const res = await t.inject({
+      method: 'POST',
+      url: '/graphql',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${keys.agent.secret}` },
+      payload: {
+        query: 'query ($id: ID!) { metric(id: $id) { relationships { kind target { key description } } } }',
+        variables: { id: hub.id },
+      },
+    });
+    const body = res.json();
+    expect(body.errors).toBeUndefined();
+    // In the order of the relationship kinds (the schema's enum), then the target's id.
+    expect(body.data.metric.relationships).toEqual([
+      { kind: 'supersedes', target: { key: 'legacy_margin', description: 'Margin before freight was allocated.' } },
+      { kind: 'related_to', target: { key: 'margin_emea', description: marginEmea.description ?? '' } },
+    ]);
   });
 
   it('an id in capitals is the same metric, with the same body, in 1 statement', async () => {
