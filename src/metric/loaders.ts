@@ -94,6 +94,11 @@ function prime<N extends PartName>(loaders: MetricLoaders, name: N, id: string, 
   (loaders[name] as DataLoader<string, PartValue<N>>).prime(id, METRIC_PARTS[name].read(row) as PartValue<N>);
 }
 
+/** The parts' loaders from a metric's row, by the metric's id as stored (which may differ in case from the id asked for). */
+function primeParts(loaders: MetricLoaders, names: Iterable<PartName>, found: FoundMetricRow): void {
+  for (const name of names) prime(loaders, name, found.metric.id, found.row);
+}
+
 /**
  * Reads with `parts` in the same statement, then `primes` their loaders from
  * what it read. Should that statement fail, `alone` reads without them and
@@ -129,8 +134,7 @@ export function primeMetricRead(
   plan: MetricReadPlan,
   found: FoundMetricRow | null,
 ): void {
-  // The parts by the metric's id as stored, which its fields' resolvers load by (`id` may differ in case).
-  if (found) for (const name of plan.parts) prime(loaders, name, found.metric.id, found.row);
+  if (found) primeParts(loaders, plan.parts, found);
   loaders.keepRead(id, plan, found?.metric ?? null);
 }
 
@@ -151,7 +155,7 @@ export function loadMetricWithParts(
     async () => (await findMetricRow(reader, orgId, id, [], fields))?.metric ?? null,
     (found, names) => {
       if (!found) return null;
-      for (const name of names) prime(loaders, name, found.metric.id, found.row);
+      primeParts(loaders, names, found);
       return found.metric;
     },
   );
