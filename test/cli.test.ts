@@ -262,7 +262,8 @@ describe('session:revoke', () => {
     // Only that one.
     expect((await listKeys(other)).status).toBe(200);
 
-    const again = await run('session:revoke', '--token', token);
+    // `--token=`: a token may start with '-', which would read as an option after a separate `--token`.
+    const again = await run('session:revoke', `--token=${token}`);
     expect(again.code).toBe(1);
     expect(again.err.join('\n')).toContain('no session with this token');
   });
