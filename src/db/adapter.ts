@@ -67,6 +67,8 @@ export async function openAdapter(target: DatabaseTarget, options: AdapterOption
       max: options.poolSize ?? 10,
       // waiting for a pooled connection fails after this long rather than queueing forever
       connectionTimeoutMillis: 5000,
+      // A connection takes several statements at once (the SQL reader's batches, src/db/sql.ts).
+      pipeline: true,
       // sent in the startup packet, so it holds for every statement of every pooled connection
       ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
       // A prepared statement is planned once per connection, for any values (src/db/sql.ts): left to

@@ -106,10 +106,56 @@ const prismaTypes = {
     PRISMA_PARSERS[oid] ?? pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
 };
 
+/** A statement waiting for the next batch. */
+interface Waiting {
+  name: string | undefined;
+  text: string;
+  values: unknown[];
+  resolve(result: pg.QueryResult): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * Statements one batch sends at most. A batch runs in order on one
+ * connection, so a longer one would make its last statements wait long
+ * behind the first; past this, a turn's statements of one text go out as
+ * several batches, on as many connections.
+ */
+export const MAX_BATCH = 16;
+
+/**
+ * node-postgres's own encoding of a parameter (`utils.prepareValue`, which
+ * its types do not declare). A batch encodes each statement's parameters
+ * before it sends any: a value node-postgres cannot encode fails at Bind,
+ * after its Parse went out, and the Close it then sends would drop the
+ * prepared statement under the rest of the batch.
+ */
+const encode = (pg as unknown as { utils: { prepareValue(value: unknown): unknown } }).utils.prepareValue;
+
+/**
+ * The socket under a pooled client: node-postgres gives no public handle
+ * to it, but a batch corks it so that its statements leave in one write.
+ */
+function socketOf(client: pg.PoolClient): { cork(): void; uncork(): void } {
+  return (client as unknown as { connection: { stream: { cork(): void; uncork(): void } } }).connection.stream;
+}
+
 /**
  * Runs statements on the pool as named prepared statements: one name per
  * distinct text (up to {@link MAX_PREPARED_STATEMENTS}), which node-postgres
  * prepares on a connection the first time that connection runs it.
+ *
+ * The statements of one event-loop turn (those of every request that
+ * reached the database in it) travel together, a batch per statement text:
+ * one pooled connection in node-postgres's pipeline mode (the pool opens its
+ * connections with it) and one write for the batch. Each statement keeps its
+ * own Sync, so each runs and fails on its own, as it would alone. A write to
+ * the database costs the process (and PostgreSQL, reading it) more CPU than
+ * anything else a statement does on this path; under load, many requests
+ * share each one. A batch runs in order, so it holds one text only: a
+ * statement never waits behind a statement of another kind (a point read
+ * behind a search). Alone, a statement waits only for the end of the turn it
+ * was sent in (setImmediate).
  */
 export function preparedReader(pool: pg.Pool): SqlReader {
   const names = new Map<string, string>();
@@ -120,6 +166,49 @@ export function preparedReader(pool: pg.Pool): SqlReader {
       names.set(text, name);
     }
     return name;
+  };
+  let waiting: Waiting[] = [];
+  const send = async (batch: Waiting[]) => {
+    let client: pg.PoolClient;
+    try {
+      client = await pool.connect();
+    } catch (error) {
+      for (const statement of batch) statement.reject(error);
+      return;
+    }
+    let failure: unknown;
+    // A connection lost mid-batch fails its statements (node-postgres does that) and is closed.
+    const lost = (error: Error) => {
+      failure ??= error;
+    };
+    client.on('error', lost);
+    const socket = socketOf(client);
+    socket.cork();
+    const runs = batch.map(({ name, text, values, resolve, reject }) =>
+      client.query({ name, text, values, types: prismaTypes }).then(resolve, (error: unknown) => {
+        failure ??= error;
+        reject(error);
+      }),
+    );
+    socket.uncork();
+    await Promise.all(runs);
+    client.off('error', lost);
+    // As pg-pool's own query() does: a connection whose statement failed is closed, not reused.
+    client.release(failure instanceof Error ? failure : undefined);
+  };
+  const flush = () => {
+    const byText = new Map<string, Waiting[]>();
+    for (const statement of waiting) {
+      const same = byText.get(statement.text);
+      if (same) same.push(statement);
+      else byText.set(statement.text, [statement]);
+    }
+    waiting = [];
+    for (const statements of byText.values()) {
+      for (let start = 0; start < statements.length; start += MAX_BATCH) {
+        void send(statements.slice(start, start + MAX_BATCH));
+      }
+    }
   };
   return {
     async query<R>(statement: Statement<R>): Promise<R[]> {
@@ -133,8 +222,15 @@ export function preparedReader(pool: pg.Pool): SqlReader {
           return values.map(argType);
         },
       };
-      const result = await countStatement(query, () =>
-        pool.query({ name: nameOf(text), text, values, types: prismaTypes }),
+      const result = await countStatement(
+        query,
+        () =>
+          new Promise<pg.QueryResult>((resolve, reject) => {
+            // Throws, and so fails this statement alone, if a value cannot be encoded.
+            const encoded = values.map((value) => encode(value));
+            if (waiting.length === 0) setImmediate(flush);
+            waiting.push({ name: nameOf(text), text, values: encoded, resolve, reject });
+          }),
       );
       return result.rows as R[];
     },
