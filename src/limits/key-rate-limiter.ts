@@ -12,6 +12,9 @@ import { type RateLimiterAbstract, RateLimiterMemory, RateLimiterRedis } from 'r
 
 const WINDOW_SECONDS = 60;
 
+/** Admissions one script call spends for at most: Redis runs a script alone, so a call stays short. */
+export const ADMISSIONS_PER_CALL = 64;
+
 export type RateDecision =
   | { allowed: true; limit: number; remaining: number; resetSeconds: number }
   | { allowed: false; limit: number; remaining: 0; resetSeconds: number; retryAfterSeconds: number };
@@ -33,8 +36,9 @@ export interface KeyRateLimiter {
   spend(subject: string, cost?: number): Promise<WindowSpend>;
   /**
    * Spends one unit of each subject's window, in one command to Redis (an
-   * admission's: the client's throttle and the key's window); the spends in
-   * the order of `subjects`.
+   * admission's: the client's throttle and the key's window; with the
+   * admissions of the same event-loop turn); the spends in the order of
+   * `subjects`.
    */
   spendEach<const S extends readonly string[]>(subjects: S): Promise<{ [K in keyof S]: WindowSpend }>;
   /** Gives `cost` back to the window (a refused request's spend, a GraphQL request refused for its cost). */
@@ -144,19 +148,46 @@ export function createKeyRateLimiter(options: RateLimiterOptions): KeyRateLimite
         return { consumed: result.consumedPoints, msBeforeReset: result.msBeforeNext };
       }),
     );
-  const spendInRedis = async (subjects: readonly string[]): Promise<WindowSpend[]> => {
-    if (redis?.status !== 'ready') return spendInProcess(subjects);
-    let spent: number[];
+  /**
+   * The spends of one event-loop turn (every admission that reached this point in it) go to Redis
+   * together: one script call for up to {@link ADMISSIONS_PER_CALL} admissions, one write and one
+   * reply, where each admission was a round trip of its own. The script spends in order, so each
+   * admission still gets its own counts.
+   */
+  type Admission = { subjects: readonly string[]; resolve(spent: WindowSpend[]): void };
+  let waiting: Admission[] = [];
+  const spendTogether = async (client: Redis, admissions: Admission[]) => {
+    const subjects = admissions.flatMap((admission) => admission.subjects);
+    let spent: WindowSpend[];
     try {
-      spent = await redis.mgSpendEach(
+      const counts = await client.mgSpendEach(
         subjects.length,
         ...subjects.map((s) => `${common.keyPrefix}:${s}`),
         WINDOW_SECONDS,
       );
+      spent = subjects.map((_, i) => ({ consumed: Number(counts[2 * i]), msBeforeReset: Number(counts[2 * i + 1]) }));
     } catch {
-      return spendInProcess(subjects);
+      spent = await spendInProcess(subjects);
     }
-    return subjects.map((_, i) => ({ consumed: Number(spent[2 * i]), msBeforeReset: Number(spent[2 * i + 1]) }));
+    let next = 0;
+    for (const admission of admissions) {
+      admission.resolve(spent.slice(next, next + admission.subjects.length));
+      next += admission.subjects.length;
+    }
+  };
+  const flush = (client: Redis) => {
+    const all = waiting;
+    waiting = [];
+    for (let start = 0; start < all.length; start += ADMISSIONS_PER_CALL) {
+      void spendTogether(client, all.slice(start, start + ADMISSIONS_PER_CALL));
+    }
+  };
+  const spendInRedis = (subjects: readonly string[]): Promise<WindowSpend[]> => {
+    if (redis?.status !== 'ready') return spendInProcess(subjects);
+    return new Promise((resolve) => {
+      if (waiting.length === 0) setImmediate(flush, redis);
+      waiting.push({ subjects, resolve });
+    });
   };
   // One spend per subject, in order: the tuple type of `subjects`, element for element.
   const spendEach = <const S extends readonly string[]>(subjects: S) =>
