@@ -7,7 +7,7 @@
 import { type Expression, sql as rawSql } from 'kysely';
 import type { Principal } from '../context.js';
 import { db, type Query, ShapeCache } from '../db/kysely.js';
-import type { SqlReader } from '../db/sql.js';
+import { POINT_READ, type SqlReader } from '../db/sql.js';
 import { type ErrorResponse, errors } from '../errors.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { type RequestedScope, scopeSatisfied, scopesSatisfying } from './scopes.js';
@@ -143,7 +143,9 @@ export async function authenticateApiKey<T>(
 ): Promise<AuthResult & { read?: T }> {
   const found = withKey && (await lookupWithRead(sql, keyHash, serviceEnv, requested, withKey));
   // On the SQL reader: this runs on every request (src/db/sql.ts says why), compiled once.
-  const key = found ? found.key : (await sql.query(keyLookup.statement('key', { keyHash }, keyLookupQuery)))[0];
+  const key = found
+    ? found.key
+    : (await sql.query(keyLookup.statement('key', { keyHash }, keyLookupQuery), POINT_READ))[0];
   if (!key) return { ok: false, error: errors.invalidApiKey };
   if (key.authRevokedAt) return { ok: false, error: errors.revokedApiKey };
   if (key.authSandbox && serviceEnv !== 'sandbox') return { ok: false, error: errors.sandboxKeyRequiresSandbox };
@@ -192,7 +194,10 @@ async function lookupWithRead<T>(
     scopes: scopesSatisfying(requested),
   };
   try {
-    const [row] = await sql.query(keyWithRead.statement(`key+${read.shape}`, args, (p) => keyWithReadQuery(p, read)));
+    const [row] = await sql.query(
+      keyWithRead.statement(`key+${read.shape}`, args, (p) => keyWithReadQuery(p, read)),
+      POINT_READ,
+    );
     return { key: row, read: row?.authReadRan ? read.read(row) : undefined };
   } catch {
     return null;

@@ -28,9 +28,21 @@ import pg from 'pg';
 import type { Statement } from './kysely.js';
 import { countStatement } from './query-stats.js';
 
+export interface ReadOptions {
+  /**
+   * The statement finds its rows by key or id through an index, so it is
+   * cheap whatever the registry's size: it may share a batch with others of
+   * its text ({@link preparedReader}). Any other statement is sent alone.
+   */
+  pointRead?: boolean;
+}
+
+/** The options of a point read. */
+export const POINT_READ: ReadOptions = { pointRead: true };
+
 export interface SqlReader {
   /** Runs a compiled statement (src/db/kysely.ts); rows are objects keyed by column name. */
-  query<R>(statement: Statement<R>): Promise<R[]>;
+  query<R>(statement: Statement<R>, options?: ReadOptions): Promise<R[]>;
 }
 
 function scalarType(value: unknown): ArgScalarType {
@@ -67,7 +79,7 @@ function decoder(type: SqlResultSet['columnTypes'][number]): Decode | null {
   }
 }
 
-/** Runs statements through a Prisma driver adapter (PGlite): unnamed, planned every time. */
+/** Runs statements through a Prisma driver adapter (PGlite): unnamed, planned every time, one at a time. */
 export function sqlReader(driver: SqlQueryable): SqlReader {
   return {
     async query<R>(statement: Statement<R>): Promise<R[]> {
@@ -109,6 +121,7 @@ const prismaTypes = {
 /** A statement waiting for the next batch. */
 interface Waiting {
   name: string | undefined;
+  pointRead: boolean;
   text: string;
   values: unknown[];
   resolve(result: pg.QueryResult): void;
@@ -117,9 +130,9 @@ interface Waiting {
 
 /**
  * Statements one batch sends at most. A batch runs in order on one
- * connection, so a longer one would make its last statements wait long
- * behind the first; past this, a turn's statements of one text go out as
- * several batches, on as many connections.
+ * connection, so its last statement waits for the others; past this, a
+ * turn's point reads of one text go out as several batches, on as many
+ * connections.
  */
 export const MAX_BATCH = 16;
 
@@ -145,17 +158,18 @@ function socketOf(client: pg.PoolClient): { cork(): void; uncork(): void } {
  * distinct text (up to {@link MAX_PREPARED_STATEMENTS}), which node-postgres
  * prepares on a connection the first time that connection runs it.
  *
- * The statements of one event-loop turn (those of every request that
- * reached the database in it) travel together, a batch per statement text:
- * one pooled connection in node-postgres's pipeline mode (the pool opens its
- * connections with it) and one write for the batch. Each statement keeps its
- * own Sync, so each runs and fails on its own, as it would alone. A write to
- * the database costs the process (and PostgreSQL, reading it) more CPU than
- * anything else a statement does on this path; under load, many requests
- * share each one. A batch runs in order, so it holds one text only: a
- * statement never waits behind a statement of another kind (a point read
- * behind a search). Alone, a statement waits only for the end of the turn it
- * was sent in (setImmediate).
+ * The point reads of one event-loop turn (those of every request that
+ * reached the database in it: key lookups, metrics by id) travel together, a
+ * batch per statement text: one pooled connection in node-postgres's
+ * pipeline mode (the pool opens its connections with it) and one write for
+ * the batch. Each statement keeps its own Sync, so each runs and fails on its
+ * own, as it would alone. A write to the database costs the process (and
+ * PostgreSQL, reading it) more CPU than anything else a point read does;
+ * under load, many requests share each one. A batch runs in order, so it
+ * holds one text only, and point reads only: a statement whose time grows
+ * with the data (a search, a page) is sent alone, as is a text past
+ * {@link MAX_PREPARED_STATEMENTS}, so none waits behind another. A statement
+ * waits only for the end of the turn it was sent in (setImmediate).
  */
 export function preparedReader(pool: pg.Pool): SqlReader {
   const names = new Map<string, string>();
@@ -199,6 +213,10 @@ export function preparedReader(pool: pg.Pool): SqlReader {
   const flush = () => {
     const byText = new Map<string, Waiting[]>();
     for (const statement of waiting) {
+      if (!statement.pointRead || !statement.name) {
+        void send([statement]);
+        continue;
+      }
       const same = byText.get(statement.text);
       if (same) same.push(statement);
       else byText.set(statement.text, [statement]);
@@ -211,7 +229,7 @@ export function preparedReader(pool: pg.Pool): SqlReader {
     }
   };
   return {
-    async query<R>(statement: Statement<R>): Promise<R[]> {
+    async query<R>(statement: Statement<R>, options: ReadOptions = {}): Promise<R[]> {
       const { sql: text, parameters } = statement;
       const values = [...parameters];
       // As recorded for tests (src/db/query-stats.ts); the types are worked out only when read.
@@ -229,7 +247,14 @@ export function preparedReader(pool: pg.Pool): SqlReader {
             // Throws, and so fails this statement alone, if a value cannot be encoded.
             const encoded = values.map((value) => encode(value));
             if (waiting.length === 0) setImmediate(flush);
-            waiting.push({ name: nameOf(text), text, values: encoded, resolve, reject });
+            waiting.push({
+              name: nameOf(text),
+              pointRead: options.pointRead === true,
+              text,
+              values: encoded,
+              resolve,
+              reject,
+            });
           }),
       );
       return result.rows as R[];

@@ -5,7 +5,7 @@
  */
 import { type Expression, sql } from 'kysely';
 import { db, type Query, ShapeCache } from '../db/kysely.js';
-import type { SqlReader } from '../db/sql.js';
+import { POINT_READ, type SqlReader } from '../db/sql.js';
 import {
   fieldRefs,
   fieldsKey,
@@ -62,6 +62,7 @@ export async function findMetrics(
         .where('m.id', '=', (eb) => eb.fn.any(eb.val(p.ids)))
         .where('m.orgId', '=', p.orgId),
     ),
+    POINT_READ,
   );
   const byId = new Map(rows.map((row) => [row.id, row]));
   return ids.map((id) => byId.get(id) ?? null);
@@ -130,6 +131,7 @@ export async function findMetricRow(
     withParts.statement(`${fieldsKey(selected)}|${partsKey(parts)}`, { orgId, id }, (p) =>
       metricRowQuery(p, p.orgId, selected, parts),
     ),
+    POINT_READ,
   );
   return foundRow(row, selected, parts.length === 0);
 }

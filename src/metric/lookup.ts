@@ -5,12 +5,13 @@
  */
 import { sql } from 'kysely';
 import { compile, db } from '../db/kysely.js';
-import type { SqlReader } from '../db/sql.js';
+import { POINT_READ, type SqlReader } from '../db/sql.js';
 
 /** The organization's metric whose key is exactly `key` (keys are unique within an organization). */
 export async function findMetricIdByKey(reader: SqlReader, orgId: string, key: string): Promise<string | null> {
   const [row] = await reader.query(
     compile(db.selectFrom('metric').select('id').where('orgId', '=', orgId).where('key', '=', key)),
+    POINT_READ,
   );
   return row?.id ?? null;
 }
@@ -26,6 +27,7 @@ export async function findMetricIdByName(reader: SqlReader, orgId: string, name:
       SELECT id::text AS id FROM metric_search
       WHERE org_id = ${orgId}::uuid AND name_lower = lower(${name})
       ORDER BY name, id LIMIT 1`),
+    POINT_READ,
   );
   return row?.id ?? null;
 }

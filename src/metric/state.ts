@@ -8,7 +8,7 @@
  */
 import { sql } from 'kysely';
 import { compile } from '../db/kysely.js';
-import type { SqlReader } from '../db/sql.js';
+import { POINT_READ, type SqlReader } from '../db/sql.js';
 import type { Prisma } from '../generated/prisma/client.js';
 import { discussionStateSql } from '../summaries/fingerprint.js';
 import type { MetricPart } from './parts.js';
@@ -66,6 +66,7 @@ export async function readMetricState(
     SELECT e.version::text AS version ${discussion} ${trustColumns}
     FROM metric m JOIN metric_etag e ON e.metric_id = m.id ${join} ${trustJoins}
     WHERE m.id = ${metricId}::uuid AND m.org_id = ${orgId}::uuid`),
+    POINT_READ,
   );
   if (!row) return null;
   return {

@@ -1,7 +1,7 @@
 /**
- * The SQL reader's batches (src/db/sql.ts): the statements of one event-loop
- * turn go out a batch per statement text, each batch on one pooled
- * connection in pipeline mode. Each statement still gets its own rows and
+ * The SQL reader's batches (src/db/sql.ts): the point reads of one
+ * event-loop turn go out a batch per statement text, each batch on one
+ * pooled connection in pipeline mode; any other statement goes alone. Each statement still gets its own rows and
  * fails alone; a statement never waits behind one of another text; a batch
  * whose connection is lost fails and frees everything; and the pool-wide
  * pipeline mode leaves Prisma's interactive transactions as they were.
@@ -13,7 +13,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { openAdapter } from '../../src/db/adapter.js';
 import { openDatabase } from '../../src/db/client.js';
 import type { Statement } from '../../src/db/kysely.js';
-import { MAX_BATCH, preparedReader, type SqlReader } from '../../src/db/sql.js';
+import { MAX_BATCH, POINT_READ, preparedReader, type SqlReader } from '../../src/db/sql.js';
 import { createTestTarget, usingPostgres } from '../helpers/database.js';
 
 const POOL_SIZE = 4;
@@ -62,6 +62,9 @@ describe.skipIf(!usingPostgres)('batched reads (PostgreSQL)', () => {
     await drop?.();
   });
 
+  /** Reads as the service's point reads (key lookups, metrics by id): the statements that share batches. */
+  const pointRead = <R>(read: Statement<R>) => reader.query(read, POINT_READ);
+
   /** The backends of this test's database running a statement whose text contains `marker` (not the asking one). */
   async function backendsRunning(marker: string): Promise<number[]> {
     const { rows } = await admin.query<{ pid: number }>(
@@ -99,15 +102,25 @@ describe.skipIf(!usingPostgres)('batched reads (PostgreSQL)', () => {
       );
       expect(pool.totalCount).toBe(POOL_SIZE);
 
-      const results = await Promise.all(Array.from({ length: 10 }, (_, i) => reader.query(numbered(i))));
+      const results = await Promise.all(Array.from({ length: 10 }, (_, i) => pointRead(numbered(i))));
       expect(results.map((rows) => rows.map((row) => row.n))).toEqual(Array.from({ length: 10 }, (_, i) => [i]));
       expect(new Set(results.map(pidOf)).size).toBe(1);
+    });
+
+    it('that are not point reads go out alone, each on a connection of its own', async () => {
+      const results = await Promise.all(
+        Array.from({ length: POOL_SIZE }, (_, i) =>
+          reader.query(statement<Numbered>('SELECT pg_backend_pid() AS pid, $1::int AS n, pg_sleep(0.05)', i)),
+        ),
+      );
+      expect(results.map((rows) => rows.map((row) => row.n))).toEqual(Array.from({ length: POOL_SIZE }, (_, i) => [i]));
+      expect(new Set(results.map(pidOf)).size).toBe(POOL_SIZE);
     });
 
     it('issued in separate turns are still each answered with their own rows', async () => {
       const pids = new Set<number>();
       for (let i = 0; i < 10; i++) {
-        const rows = await reader.query(numbered(100 + i));
+        const rows = await pointRead(numbered(100 + i));
         expect(rows).toEqual([{ pid: expect.any(Number), n: 100 + i }]);
         pids.add(pidOf(rows));
       }
@@ -120,7 +133,7 @@ describe.skipIf(!usingPostgres)('batched reads (PostgreSQL)', () => {
 
     it(`past MAX_BATCH (${MAX_BATCH}) go out as several batches, each on a connection of its own`, async () => {
       const count = 2 * MAX_BATCH + Math.floor(MAX_BATCH / 2);
-      const results = await Promise.all(Array.from({ length: count }, (_, i) => reader.query(numbered(1000 + i))));
+      const results = await Promise.all(Array.from({ length: count }, (_, i) => pointRead(numbered(1000 + i))));
       expect(results.map((rows) => rows.map((row) => row.n))).toEqual(
         Array.from({ length: count }, (_, i) => [1000 + i]),
       );
@@ -139,16 +152,16 @@ describe.skipIf(!usingPostgres)('batched reads (PostgreSQL)', () => {
   describe('statements of different texts', () => {
     it('issued in the same turn do not share a connection', async () => {
       const [slow, quick] = await Promise.all([
-        reader.query(statement<{ pid: number }>('SELECT pg_backend_pid() AS pid, pg_sleep(0.2) AS slept')),
-        reader.query(statement<{ pid: number }>('SELECT pg_backend_pid() AS pid, $1::int AS quick', 1)),
+        pointRead(statement<{ pid: number }>('SELECT pg_backend_pid() AS pid, pg_sleep(0.2) AS slept')),
+        pointRead(statement<{ pid: number }>('SELECT pg_backend_pid() AS pid, $1::int AS quick', 1)),
       ]);
       expect(pidOf(slow)).not.toBe(pidOf(quick));
     });
 
     it('a cheap statement is not held back behind a slow one of another text issued before it', async () => {
       const finished: string[] = [];
-      const slow = reader.query(statement('SELECT pg_sleep(0.3) AS slow_read')).then(() => finished.push('slow'));
-      const cheap = reader.query(statement('SELECT $1::int AS cheap_read', 7)).then((rows) => {
+      const slow = pointRead(statement('SELECT pg_sleep(0.3) AS slow_read')).then(() => finished.push('slow'));
+      const cheap = pointRead(statement('SELECT $1::int AS cheap_read', 7)).then((rows) => {
         finished.push('cheap');
         return rows;
       });
@@ -163,7 +176,7 @@ describe.skipIf(!usingPostgres)('batched reads (PostgreSQL)', () => {
       const divisors = [1, 2, 0, 4, 5];
       const settled = await Promise.allSettled(
         divisors.map((d) =>
-          reader.query(statement<{ pid: number; v: number }>('SELECT pg_backend_pid() AS pid, 100 / $1::int AS v', d)),
+          pointRead(statement<{ pid: number; v: number }>('SELECT pg_backend_pid() AS pid, 100 / $1::int AS v', d)),
         ),
       );
       expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
@@ -176,7 +189,7 @@ describe.skipIf(!usingPostgres)('batched reads (PostgreSQL)', () => {
       expect(pids.size).toBe(1);
       const [batchPid] = pids as Set<number>;
 
-      const next = await reader.query(numbered(42));
+      const next = await pointRead(numbered(42));
       expect(next.map((row) => row.n)).toEqual([42]);
       // As pg-pool's query() does, the connection that failed a statement is not reused but closed.
       expect(pidOf(next)).not.toBe(batchPid);
@@ -194,7 +207,7 @@ describe.skipIf(!usingPostgres)('batched reads (PostgreSQL)', () => {
       };
       const settled = await Promise.allSettled(
         ['first', unencodable, 'third'].map((value) =>
-          reader.query(statement<{ v: string }>('SELECT $1::text AS encoded_v', value)),
+          pointRead(statement<{ v: string }>('SELECT $1::text AS encoded_v', value)),
         ),
       );
       expect(settled[1]).toMatchObject({ status: 'rejected', reason: { message: 'cannot encode' } });
@@ -218,7 +231,7 @@ describe.skipIf(!usingPostgres)('batched reads (PostgreSQL)', () => {
     it('fails every statement of the batch, without hanging or an unhandled error, and the next read is served', async () => {
       const marker = 'lost_batch_marker';
       const batch = Array.from({ length: 4 }, (_, i) =>
-        reader.query(
+        pointRead(
           statement<{ pid: number; i: number }>(
             `SELECT pg_backend_pid() AS pid, $1::int AS i, pg_sleep(2) AS ${marker}`,
             i,
@@ -241,7 +254,7 @@ describe.skipIf(!usingPostgres)('batched reads (PostgreSQL)', () => {
       expect(settled.map((s) => s.status)).toEqual(['rejected', 'rejected', 'rejected', 'rejected']);
       for (const s of settled) expect((s as PromiseRejectedResult).reason).toBeInstanceOf(Error);
 
-      const next = await within(reader.query(numbered(7)), 10_000, 'the read after the loss');
+      const next = await within(pointRead(numbered(7)), 10_000, 'the read after the loss');
       expect(next.map((row) => row.n)).toEqual([7]);
       expect(pidOf(next)).not.toBe(victim);
       // Whatever the lost connection still had to say (its 'error', its 'end') has been said by now.
