@@ -4,7 +4,7 @@
  * call, and each caller still gets its own counts, in order. While Redis
  * does not answer, or when the call fails, the in-process windows answer.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +12,7 @@ import { ADMISSIONS_PER_CALL, createKeyRateLimiter, type KeyRateLimiter } from '
 import { registry } from '../fixtures/registry.js';
 import { silentLogger, startTestApp, type TestApp } from '../helpers/app.js';
 import { freePort } from '../helpers/ports.js';
+import { startRedis } from '../helpers/redis.js';
 
 const redisUrl = process.env.REDIS_URL;
 
@@ -21,26 +22,6 @@ const uniquePrefix = () => `test:${randomBytes(6).toString('hex')}`;
 async function callsOf(probe: Redis, command: string): Promise<number> {
   const stats = await probe.info('commandstats');
   return Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(stats)?.[1] ?? 0);
-}
-
-async function startRedis(port: number): Promise<ChildProcess> {
-  const child = spawn('redis-server', [
-    '--port',
-    String(port),
-    '--bind',
-    '127.0.0.1',
-    '--save',
-    '',
-    '--appendonly',
-    'no',
-  ]);
-  await new Promise<void>((resolve, reject) => {
-    child.on('error', reject);
-    child.stdout?.on('data', (chunk: Buffer) => {
-      if (chunk.toString().includes('Ready to accept connections')) resolve();
-    });
-  });
-  return child;
 }
 
 describe.skipIf(!redisUrl)('spends of one turn, on a Redis of its own', () => {

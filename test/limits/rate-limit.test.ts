@@ -3,7 +3,6 @@
  * one budget shared by two instances through the real Redis, and falling
  * back to in-process windows while a Redis of this test's own is down.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
@@ -12,6 +11,7 @@ import { createKeyRateLimiter } from '../../src/limits/key-rate-limiter.js';
 import { registry } from '../fixtures/registry.js';
 import { buildTestInstance, silentLogger, startTestApp, type TestApp } from '../helpers/app.js';
 import { freePort } from '../helpers/ports.js';
+import { startRedis } from '../helpers/redis.js';
 
 const redisUrl = process.env.REDIS_URL;
 
@@ -161,26 +161,6 @@ describe.skipIf(!redisUrl)('admission on a Redis of its own', () => {
     }
   });
 });
-
-async function startRedis(port: number): Promise<ChildProcess> {
-  const child = spawn('redis-server', [
-    '--port',
-    String(port),
-    '--bind',
-    '127.0.0.1',
-    '--save',
-    '',
-    '--appendonly',
-    'no',
-  ]);
-  await new Promise<void>((resolve, reject) => {
-    child.on('error', reject);
-    child.stdout?.on('data', (chunk: Buffer) => {
-      if (chunk.toString().includes('Ready to accept connections')) resolve();
-    });
-  });
-  return child;
-}
 
 describe.skipIf(!redisUrl)('a Redis outage', () => {
   it('keeps serving on in-process windows and goes back to Redis when it returns', async () => {
