@@ -38,14 +38,26 @@ describe.skipIf(!redisUrl)('spends of one turn, on a Redis of its own', () => {
     server?.kill('SIGKILL');
   });
 
-  it('go to Redis as one script call, and each caller gets its own counts, in order', async () => {
+  /**
+   * Runs `work` with a limiter of a fresh prefix on this Redis, whose connection has made its first
+   * script call (an EVAL, which loads the script; the later ones are EVALSHA), and a probe client.
+   */
+  async function withWarmLimiter(work: (limiter: KeyRateLimiter, probe: Redis, keyPrefix: string) => Promise<void>) {
     const keyPrefix = uniquePrefix();
     const limiter = createKeyRateLimiter({ redisUrl: url, keyPrefix, logger: silentLogger });
     const probe = new Redis(url);
     try {
       await limiter.ready();
-      // The first script call of a connection is an EVAL (it loads the script); the later ones are EVALSHA.
       await limiter.spendEach(['warm-up']);
+      await work(limiter, probe, keyPrefix);
+    } finally {
+      probe.disconnect();
+      await limiter.close();
+    }
+  }
+
+  it('go to Redis as one script call, and each caller gets its own counts, in order', () =>
+    withWarmLimiter(async (limiter, probe, keyPrefix) => {
       const evalshaBefore = await callsOf(probe, 'evalsha');
       const evalBefore = await callsOf(probe, 'eval');
 
@@ -64,29 +76,16 @@ describe.skipIf(!redisUrl)('spends of one turn, on a Redis of its own', () => {
       // The windows the script counted are the limiter's own (`<prefix>:w:<subject>`).
       expect(await probe.get(`${keyPrefix}:w:a`)).toBe('50');
       expect(await probe.get(`${keyPrefix}:w:b`)).toBe('50');
-    } finally {
-      probe.disconnect();
-      await limiter.close();
-    }
-  });
+    }));
 
-  it(`take one script call per ${ADMISSIONS_PER_CALL} admissions, the counts still in order`, async () => {
-    const keyPrefix = uniquePrefix();
-    const limiter = createKeyRateLimiter({ redisUrl: url, keyPrefix, logger: silentLogger });
-    const probe = new Redis(url);
-    try {
-      await limiter.ready();
-      await limiter.spendEach(['warm-up']);
+  it(`take one script call per ${ADMISSIONS_PER_CALL} admissions, the counts still in order`, () =>
+    withWarmLimiter(async (limiter, probe) => {
       const before = await callsOf(probe, 'evalsha');
       const count = 2 * ADMISSIONS_PER_CALL + 1;
       const spends = await Promise.all(Array.from({ length: count }, () => limiter.spendEach(['c'])));
       expect((await callsOf(probe, 'evalsha')) - before).toBe(3);
       expect(spends.map(([c]) => c.consumed)).toEqual(Array.from({ length: count }, (_, i) => i + 1));
-    } finally {
-      probe.disconnect();
-      await limiter.close();
-    }
-  });
+    }));
 });
 
 describe.skipIf(!redisUrl)('a spends call that Redis fails', () => {
