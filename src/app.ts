@@ -16,6 +16,7 @@ import { firstHeader, sessionCookie } from './http/headers.js';
 import { createMetrics, type Metrics } from './http/metrics.js';
 import { instrumentRequests, requestId } from './http/observability.js';
 import { type AccessDeps, admitApiKeyOrSession, spendOperationCost, type ThrottleConfig } from './http/request-auth.js';
+import { writeRoutes } from './http/write-routes.js';
 import type { KeyRateLimiter } from './limits/key-rate-limiter.js';
 import { mcpRoutes } from './mcp/route.js';
 import { createReadCache, type ReadCache } from './metric/read-cache.js';
@@ -40,6 +41,8 @@ export interface AppOptions {
     /** a request not answered within this time is cut off: 500 (`Failed to fetch metric` on metric routes) */
     requestDeadlineMs: number;
     defaultRateLimit: number;
+    /** requests per minute of a service token; default 60 */
+    serviceTokenRateLimit?: number;
     /** a client must have sent its whole request within this time (408 otherwise) */
     requestTimeoutMs: number;
     throttle: ThrottleConfig;
@@ -153,12 +156,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     reads: options.readCache ?? createReadCache(),
     rateLimiter: options.rateLimiter,
     defaultRateLimit: config.defaultRateLimit,
+    serviceTokenRateLimit: config.serviceTokenRateLimit ?? 60,
     throttle: config.throttle,
     metrics,
     lastUsed: createLastUsedRecorder(prisma, (error) => app.log.warn({ err: error }, 'could not record last_used_at')),
   };
   await app.register(restRoutes, { access, config });
   await app.register(apiKeyRoutes, { access });
+  await app.register(writeRoutes, { access });
   await app.register(openApiRoutes);
   await app.register(mcpRoutes, { access, config });
 

@@ -5,67 +5,26 @@
  * configured one. Exit codes: 0 done, 1 refused or failed, 2 bad usage.
  */
 import { readFile } from 'node:fs/promises';
-import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { parseArgs } from 'node:util';
 import { AdminError } from './admin/admin-error.js';
 import { createApiKey, listApiKeys, revokeApiKey } from './admin/api-keys.js';
 import { createSession, DEFAULT_SESSION_TTL_HOURS, revokeSessions } from './admin/sessions.js';
+import { REGISTRY_COMMANDS } from './cli/registry-commands.js';
+import {
+  type CliDeps,
+  type Command,
+  CommandRejected,
+  iso,
+  optionalNumber,
+  printTable,
+  requiredString,
+  UsageError,
+  type Values,
+} from './cli/support.js';
 import { FixtureError, type LoadSummary, loadFixture } from './fixtures/load.js';
 import type { PrismaClient } from './generated/prisma/client.js';
 
-export interface CliDeps {
-  /** the database, or a function opening it on first use (so `help` never opens one) */
-  prisma: PrismaClient | (() => Promise<PrismaClient>);
-  out: (line: string) => void;
-  err: (line: string) => void;
-}
-
-type Options = NonNullable<ParseArgsConfig['options']>;
-type Values = Record<string, string | boolean | undefined>;
-
-interface Command {
-  usage: string;
-  summary: string;
-  options: Options;
-  /** how many positional arguments the command takes */
-  positionals: number;
-  run(args: {
-    values: Values;
-    positionals: string[];
-    prisma: () => Promise<PrismaClient>;
-    deps: CliDeps;
-  }): Promise<void>;
-}
-
-/** Wrong arguments: printed with the command's usage, exit 2. */
-class UsageError extends Error {}
-
-function requiredString(values: Values, name: string): string {
-  const value = values[name];
-  if (typeof value !== 'string' || value === '') throw new UsageError(`--${name} is required`);
-  return value;
-}
-
-function optionalNumber(values: Values, name: string, pattern: RegExp): number | undefined {
-  const value = values[name];
-  if (value === undefined) return undefined;
-  if (typeof value !== 'string' || !pattern.test(value) || Number(value) <= 0) {
-    throw new UsageError(`--${name} must be a number above 0 (got: ${String(value)})`);
-  }
-  return Number(value);
-}
-
-const iso = (date: Date | null): string => (date ? date.toISOString() : '-');
-
-function printTable(out: (line: string) => void, header: string[], rows: string[][]): void {
-  const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => row[i]?.length ?? 0)));
-  const line = (cells: string[]) =>
-    cells
-      .map((cell, i) => cell.padEnd(widths[i] ?? 0))
-      .join('  ')
-      .trimEnd();
-  out(line(header));
-  for (const row of rows) out(line(row));
-}
+export type { CliDeps } from './cli/support.js';
 
 const SUMMARY_LABELS: [keyof LoadSummary, string][] = [
   ['organizations', 'organizations'],
@@ -230,6 +189,7 @@ const COMMANDS: Record<string, Command> = {
       );
     },
   },
+  ...REGISTRY_COMMANDS,
 };
 
 export function usage(): string[] {
@@ -274,8 +234,7 @@ export async function runCli(argv: string[], deps: CliDeps): Promise<number> {
     if (positionals.length !== command.positionals) {
       throw new UsageError(`expected ${command.positionals || 'no'} argument(s), got ${positionals.length}`);
     }
-    await command.run({ values: values as Values, positionals, prisma, deps });
-    return 0;
+    return (await command.run({ values: values as Values, positionals, prisma, deps })) ?? 0;
   } catch (error) {
     return reportError(error, command, deps);
   }
@@ -291,6 +250,11 @@ function reportError(error: unknown, command: Command, deps: CliDeps): number {
     deps.err(`Error: ${(error as Error).message}`);
     deps.err(`Usage: npm run cli -- ${command.usage}`);
     return 2;
+  }
+  if (error instanceof CommandRejected) {
+    deps.err(error.heading);
+    for (const line of error.lines) deps.err(`  ${line}`);
+    return 1;
   }
   if (error instanceof FixtureError) {
     deps.err('Fixture rejected, nothing was written:');

@@ -33,7 +33,9 @@ export type Principal =
       rateLimitPerMinute: number | null;
       org: OrganizationInfo;
     }
-  | { kind: 'session'; userId: string; role: Role; org: OrganizationInfo };
+  | { kind: 'session'; userId: string; role: Role; org: OrganizationInfo }
+  /** automation on the write routes only (src/auth/service-token.ts); never reaches a read */
+  | { kind: 'service_token'; tokenId: string; tokenHash: string; scopes: string[]; org: OrganizationInfo };
 
 export interface ServiceConfig {
   publicAppUrl: string;

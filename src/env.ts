@@ -97,6 +97,7 @@ export const envSchema = z
       .regex(/^rediss?:\/\//, 'must be a redis:// URL')
       .optional(),
     RATE_LIMIT_PER_MINUTE: positiveInt.default(60),
+    SERVICE_TOKEN_RATE_LIMIT_PER_MINUTE: positiveInt.default(60),
     THROTTLE_PER_MINUTE: positiveInt.default(600),
     THROTTLE_FAILURE_COST: positiveInt.default(10),
     PUBLIC_APP_URL: z.url().default('http://localhost:3000'),

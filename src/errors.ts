@@ -6,7 +6,7 @@
 
 export interface ErrorResponse {
   status: number;
-  body: { error: string } | { error: { code: string; message: string } };
+  body: { error: string; details?: string[] } | { error: { code: string; message: string } };
 }
 
 function plain(status: number, message: string): ErrorResponse {
@@ -36,6 +36,7 @@ export const errors = {
   notSignedIn: plain(401, 'Not signed in'),
   forbidden: plain(403, 'Forbidden'),
   apiKeyNotFound: plain(404, 'API key not found'),
+  serviceTokenNotFound: plain(404, 'Service token not found'),
   jsonContentTypeRequired: plain(415, 'Content-Type must be application/json'),
   notFound: plain(404, 'Not found'),
   internal: plain(500, 'Internal server error'),
@@ -47,6 +48,16 @@ export const errors = {
 /** 400 for a request body that fails validation; the message says what is wrong. */
 export function badRequest(message: string): ErrorResponse {
   return plain(400, message);
+}
+
+/**
+ * 400 for a document with problems (a registry document, validation
+ * evidence): the first as the message, every one in `details` when there are
+ * several, each naming its place.
+ */
+export function documentProblems(lines: readonly string[]): ErrorResponse {
+  const [first = 'invalid document'] = lines;
+  return { status: 400, body: lines.length > 1 ? { error: first, details: [...lines] } : { error: first } };
 }
 
 /** A failure with a documented response, thrown through route handlers. */

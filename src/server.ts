@@ -71,6 +71,7 @@ const app = await buildApp({
     corsOrigins: env.CORS_ORIGINS,
     requestDeadlineMs: env.REQUEST_DEADLINE_MS,
     defaultRateLimit: env.RATE_LIMIT_PER_MINUTE,
+    serviceTokenRateLimit: env.SERVICE_TOKEN_RATE_LIMIT_PER_MINUTE,
     requestTimeoutMs: env.REQUEST_TIMEOUT_MS,
     throttle: { pointsPerMinute: env.THROTTLE_PER_MINUTE, failureCost: env.THROTTLE_FAILURE_COST },
   },

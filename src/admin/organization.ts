@@ -6,6 +6,7 @@
  * may be shaped like a UUID (fixture validation and the
  * `organization_slug_not_uuid` check constraint).
  */
+import { randomUUID } from 'node:crypto';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { isUuid } from '../uuid.js';
 import { AdminError } from './admin-error.js';
@@ -36,4 +37,42 @@ export async function resolveOrganization(
         });
   if (!organization) throw new AdminError(`organization not found: ${named}`);
   return organization;
+}
+
+export const ORGANIZATION_PLANS = ['developer', 'starter', 'team', 'enterprise', 'design_partner'] as const;
+export type OrganizationPlan = (typeof ORGANIZATION_PLANS)[number];
+
+/** The rule of the fixture format and of the `organization_slug_not_uuid` constraint. */
+const SLUG_PATTERN = /^[a-z0-9-]{1,63}$/;
+
+export interface CreateOrganizationInput {
+  slug: string;
+  name: string;
+  plan?: OrganizationPlan;
+}
+
+/** A new organization with a generated id; AdminError when the slug is malformed or taken. */
+export async function createOrganization(
+  prisma: PrismaClient,
+  input: CreateOrganizationInput,
+): Promise<OrganizationRef & { plan: OrganizationPlan }> {
+  const slug = input.slug.trim();
+  const name = input.name.trim();
+  if (!SLUG_PATTERN.test(slug) || isUuid(slug)) {
+    throw new AdminError(
+      `a slug is 1 to 63 lowercase letters, digits and dashes, not shaped like a UUID (got: ${JSON.stringify(input.slug)})`,
+    );
+  }
+  if (!name) throw new AdminError('an organization needs a name');
+  const plan = input.plan ?? 'team';
+  if (!ORGANIZATION_PLANS.includes(plan)) {
+    throw new AdminError(`plan must be one of ${ORGANIZATION_PLANS.join(', ')} (got: ${plan})`);
+  }
+  const created = await prisma.organization.createMany({
+    data: [{ id: randomUUID(), slug, name, plan }],
+    skipDuplicates: true,
+  });
+  if (created.count === 0) throw new AdminError(`organization ${slug} already exists`);
+  const organization = await resolveOrganization(prisma, slug);
+  return { ...organization, plan };
 }

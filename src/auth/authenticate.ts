@@ -15,10 +15,10 @@ import { API_KEY_PATTERN, hashSecret } from './secrets.js';
 
 export type AuthResult = { ok: true; principal: Principal } | { ok: false; error: ErrorResponse };
 
-const BEARER = /^Bearer ([^\s]+)$/i;
+export const BEARER = /^Bearer ([^\s]+)$/i;
 export const SERVICE_ENV_HEADER = 'x-service-env';
 
-const organizationSelect = {
+export const organizationSelect = {
   id: true,
   slug: true,
   plan: true,

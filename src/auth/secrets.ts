@@ -7,6 +7,9 @@ import { hash, randomBytes } from 'node:crypto';
 
 export const API_KEY_PATTERN = /^cl_[0-9a-f]{40}$/;
 
+/** A service token (automation, write routes): never the shape of an API key, so neither is taken for the other. */
+export const SERVICE_TOKEN_PATTERN = /^cls_[0-9a-f]{40}$/;
+
 /** Characters of a key kept in clear for display (`cl_` + 8 hex). */
 const KEY_PREFIX_LENGTH = 11;
 
@@ -17,6 +20,10 @@ export function hashSecret(secret: string): string {
 
 export function generateApiKey(): string {
   return `cl_${randomBytes(20).toString('hex')}`;
+}
+
+export function generateServiceToken(): string {
+  return `cls_${randomBytes(20).toString('hex')}`;
 }
 
 export function keyPrefix(secret: string): string {

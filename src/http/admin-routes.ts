@@ -1,12 +1,20 @@
 /**
- * API-key administration for signed-in admins and owners (service interface,
- * "Routes beyond the public read routes"): create, list and revoke the keys
- * of the session's active organization. The key logic itself is
- * src/admin/api-keys.ts, shared with the admin CLI.
+ * Credential administration for signed-in admins and owners (service
+ * interface, "Routes beyond the public read routes"): create, list and revoke
+ * the API keys and the service tokens of the session's active organization.
+ * The logic itself is src/admin/api-keys.ts and src/admin/service-tokens.ts,
+ * shared with the admin CLI.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import { AdminError } from '../admin/admin-error.js';
 import { ApiKeyNotFoundError, createApiKey, listApiKeys, revokeApiKey } from '../admin/api-keys.js';
+import {
+  createServiceToken,
+  listServiceTokens,
+  revokeServiceToken,
+  ServiceTokenNotFoundError,
+} from '../admin/service-tokens.js';
 import { AGENT_CONTRACT_SCOPES, isAgentContractPair } from '../auth/scopes.js';
 import type { Principal } from '../context.js';
 import { badRequest, errors, HttpError } from '../errors.js';
@@ -39,6 +47,11 @@ export const createKeyBody = z.strictObject({
     .max(MAX_RATE_LIMIT, `rate_limit_per_minute must be at most ${MAX_RATE_LIMIT}`)
     .nullable()
     .optional(),
+});
+
+export const createServiceTokenBody = z.strictObject({
+  name: z.string().trim().min(1, 'name must not be empty').max(200, 'name must be at most 200 characters'),
+  scopes: z.array(z.string().max(64)).min(1, 'scopes must name at least one scope').max(8),
 });
 
 function validationMessage(error: z.ZodError): string {
@@ -160,6 +173,63 @@ export async function apiKeyRoutes(app: FastifyInstance, deps: ApiKeyRoutesDeps)
       return { data: { id: revoked.id, revoked_at: iso(revoked.revokedAt) } };
     } catch (error) {
       if (error instanceof ApiKeyNotFoundError) throw new HttpError(errors.apiKeyNotFound);
+      throw error;
+    }
+  });
+
+  app.post('/api/service-tokens', async (request, reply) => {
+    const parsed = createServiceTokenBody.safeParse(request.body);
+    if (!parsed.success) throw new HttpError(badRequest(validationMessage(parsed.error)));
+    const principal = principalOf(request);
+    try {
+      const token = await createServiceToken(prisma, {
+        org: { id: principal.org.id },
+        name: parsed.data.name,
+        scopes: parsed.data.scopes,
+        actorUserId: principal.userId,
+      });
+      return reply.status(201).send({
+        data: {
+          id: token.id,
+          name: token.name,
+          token: token.secret,
+          scopes: token.scopes,
+          created_at: iso(token.createdAt),
+        },
+      });
+    } catch (error) {
+      if (error instanceof AdminError) throw new HttpError(badRequest(error.message));
+      throw error;
+    }
+  });
+
+  app.get('/api/service-tokens', async (request) => {
+    const tokens = await listServiceTokens(prisma, { org: { id: principalOf(request).org.id } });
+    return {
+      data: tokens.map((token) => ({
+        id: token.id,
+        name: token.name,
+        token_prefix: token.tokenPrefix,
+        scopes: token.scopes,
+        created_at: iso(token.createdAt),
+        revoked_at: iso(token.revokedAt),
+        last_used_at: iso(token.lastUsedAt),
+      })),
+    };
+  });
+
+  app.delete('/api/service-tokens/:token_id', async (request) => {
+    const { token_id: tokenId } = request.params as { token_id: string };
+    const principal = principalOf(request);
+    try {
+      const revoked = await revokeServiceToken(prisma, {
+        org: { id: principal.org.id },
+        id: tokenId,
+        actorUserId: principal.userId,
+      });
+      return { data: { id: revoked.id, revoked_at: iso(revoked.revokedAt) } };
+    } catch (error) {
+      if (error instanceof ServiceTokenNotFoundError) throw new HttpError(errors.serviceTokenNotFound);
       throw error;
     }
   });

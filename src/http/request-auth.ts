@@ -15,6 +15,7 @@ import {
 } from '../auth/authenticate.js';
 import type { LastUsedRecorder } from '../auth/last-used.js';
 import type { RequestedScope } from '../auth/scopes.js';
+import { authenticateServiceToken, presentedServiceToken, type WriteScope } from '../auth/service-token.js';
 import type { Principal } from '../context.js';
 import type { SqlReader } from '../db/sql.js';
 import { errors, HttpError } from '../errors.js';
@@ -39,6 +40,8 @@ export interface AccessDeps {
   rateLimiter: KeyRateLimiter;
   /** requests per minute of a key without its own limit, and of a session user */
   defaultRateLimit: number;
+  /** requests per minute of a service token (SERVICE_TOKEN_RATE_LIMIT_PER_MINUTE) */
+  serviceTokenRateLimit: number;
   throttle: ThrottleConfig;
   lastUsed: LastUsedRecorder;
   metrics: Metrics;
@@ -47,10 +50,18 @@ export interface AccessDeps {
 /** The subject of a key's per-minute window: the key's hash, known before the lookup. */
 const keySubject = (keyHash: string) => `key:${keyHash}`;
 
+/** A service token's window: its own, by the token's hash, separate from any key's. */
+const tokenSubject = (tokenHash: string) => `token:${tokenHash}`;
+
 function budgetOf(deps: AccessDeps, principal: Principal): [subject: string, limit: number] {
-  return principal.kind === 'api_key'
-    ? [keySubject(principal.keyHash), principal.rateLimitPerMinute ?? deps.defaultRateLimit]
-    : [`user:${principal.userId}`, deps.defaultRateLimit];
+  switch (principal.kind) {
+    case 'api_key':
+      return [keySubject(principal.keyHash), principal.rateLimitPerMinute ?? deps.defaultRateLimit];
+    case 'service_token':
+      return [tokenSubject(principal.tokenHash), deps.serviceTokenRateLimit];
+    case 'session':
+      return [`user:${principal.userId}`, deps.defaultRateLimit];
+  }
 }
 
 function rateLimitHeaders(reply: FastifyReply, decision: RateDecision): void {
@@ -217,6 +228,23 @@ export function admitApiKeyWithRead<T>(
   read: ReadWithKey<object, T>,
 ): Promise<Admitted<T>> {
   return admit(deps, request, reply, bearer(deps, request, scope, read));
+}
+
+/** A service token with `scope`, within its own rate limit (the write routes); throws HttpError otherwise. */
+export async function admitServiceToken(
+  deps: AccessDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  scope: WriteScope,
+): Promise<Principal> {
+  const presented = presentedServiceToken(firstHeader(request, 'authorization'));
+  const credentials: Credentials<never> = presented.ok
+    ? {
+        subject: tokenSubject(presented.tokenHash),
+        authenticate: () => authenticateServiceToken(deps.prisma, presented.tokenHash, scope),
+      }
+    : { subject: null, authenticate: async () => presented };
+  return (await admit(deps, request, reply, credentials)).principal;
 }
 
 /** A signed-in session (cookie), throttled and rate-limited per user like a key. */

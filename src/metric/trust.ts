@@ -20,6 +20,7 @@ export const TRUST_REASONS = [
   'pre_release',
   'open_objections',
   'never_validated',
+  'failed_validation',
   'stale_validation',
   'conflicting_definition',
 ] as const;
@@ -34,6 +35,8 @@ export interface TrustFacts {
   openObjectionsCount: number;
   /** the contract's `last_validated_at`: the latest validation run */
   lastValidatedAt: Date | null;
+  /** whether the latest validation run (the one at `lastValidatedAt`) failed */
+  lastValidationFailed: boolean;
   /** a `conflicts_with` relationship, in either direction */
   conflicting: boolean;
 }
@@ -66,9 +69,9 @@ export function trustVerdict(facts: TrustFacts, policy: TrustPolicy, now: Date):
   if (!PRODUCTION_STATUSES.has(facts.lifecycleStatus)) cautions.push('pre_release');
   if (facts.openObjectionsCount > 0) cautions.push('open_objections');
   if (facts.lastValidatedAt === null) cautions.push('never_validated');
-  else if (now.getTime() - facts.lastValidatedAt.getTime() > policy.staleValidationDays * DAY_MS) {
-    cautions.push('stale_validation');
-  }
+  if (facts.lastValidationFailed) cautions.push('failed_validation');
+  const age = facts.lastValidatedAt === null ? 0 : now.getTime() - facts.lastValidatedAt.getTime();
+  if (age > policy.staleValidationDays * DAY_MS) cautions.push('stale_validation');
   if (facts.conflicting) cautions.push('conflicting_definition');
   return { verdict: cautions.length ? 'use_with_caution' : 'use', reasons: cautions, preferredMetricId: null };
 }
@@ -85,7 +88,7 @@ const MAX_CHAIN = 32;
 export const trustPart: MetricPart<TrustFacts> = {
   name: 'trust',
   columns: sql`
-    s_tr.trust_lifecycle_status, s_tr.trust_open_objections, s_tr.trust_last_validated_at,
+    s_tr.trust_lifecycle_status, s_tr.trust_open_objections, s_tr.trust_last_validated_at, s_tr.trust_last_failed,
     s_tr.trust_conflicting, s_tr.trust_superseding_id`,
   joins: sql`
     LEFT JOIN LATERAL (
@@ -93,6 +96,9 @@ export const trustPart: MetricPart<TrustFacts> = {
         (SELECT count(*)::int FROM thread
          WHERE metric_id = tm.id AND intent = 'objection' AND resolution_status = 'open') AS trust_open_objections,
         (SELECT max(ran_at) FROM validation WHERE metric_id = tm.id) AS trust_last_validated_at,
+        -- Of several runs at the latest time, a failure wins.
+        (SELECT status = 'failed' FROM validation WHERE metric_id = tm.id
+         ORDER BY ran_at DESC, status DESC LIMIT 1) AS trust_last_failed,
         EXISTS (SELECT 1 FROM metric_relationship
                 WHERE kind = 'conflicts_with' AND (metric_id = tm.id OR target_metric_id = tm.id)) AS trust_conflicting,
         (WITH RECURSIVE chain(id, depth, path) AS (
@@ -114,6 +120,7 @@ export const trustPart: MetricPart<TrustFacts> = {
       supersedingMetricId: superseding,
       openObjectionsCount: (row.trust_open_objections as number | null) ?? 0,
       lastValidatedAt: validated === null || validated === undefined ? null : new Date(validated),
+      lastValidationFailed: row.trust_last_failed === true,
       conflicting: row.trust_conflicting === true,
     };
   },

@@ -11,7 +11,7 @@ const TrustVerdictEnum = builder.enumType('TrustVerdict', {
 const TrustReasonEnum = builder.enumType('TrustReason', {
   description:
     'Why a verdict is not `use`: deprecated, superseded (do_not_use); pre_release, open_objections, ' +
-    'never_validated, stale_validation, conflicting_definition (use_with_caution).',
+    'never_validated, failed_validation, stale_validation, conflicting_definition (use_with_caution).',
   values: TRUST_REASONS,
 });
 

@@ -1,0 +1,256 @@
+/**
+ * The CLI commands that start and keep a registry without a fixture:
+ * bootstrap (org:create, user:add), service tokens for CI, applying a
+ * registry document (plan, dry run, drift check) and recording validation
+ * evidence.
+ */
+import { readFile } from 'node:fs/promises';
+import { AdminError } from '../admin/admin-error.js';
+import {
+  createOrganization,
+  ORGANIZATION_PLANS,
+  type OrganizationPlan,
+  resolveOrganization,
+} from '../admin/organization.js';
+import { createServiceToken, listServiceTokens, revokeServiceToken } from '../admin/service-tokens.js';
+import { addUser, ROLES } from '../admin/users.js';
+import { WRITE_SCOPES } from '../auth/service-token.js';
+import { type ApplyOutcome, applyRegistryDocument } from '../registry/apply.js';
+import { parseRegistryDocument } from '../registry/document.js';
+import type { PlanEntry } from '../registry/plan.js';
+import { RegistryError } from '../registry/registry-error.js';
+import { describeTextProblem, detectFormat, parseDocumentText } from '../registry/text.js';
+import { parseValidationBatch, recordValidations } from '../registry/validations.js';
+import {
+  type CliDeps,
+  type Command,
+  CommandRejected,
+  iso,
+  printTable,
+  readStdin,
+  requiredString,
+  UsageError,
+} from './support.js';
+
+const REJECTED = 'Document rejected, nothing was written:';
+
+async function readDocumentText(file: string, deps: CliDeps): Promise<string> {
+  if (file === '-') return readStdin(deps);
+  try {
+    return await readFile(file, 'utf8');
+  } catch (error) {
+    throw new AdminError(`cannot read ${file}: ${(error as Error).message}`);
+  }
+}
+
+/** The plan as a table, then its totals. */
+export function printPlan(out: (line: string) => void, entries: readonly PlanEntry[]): void {
+  const width = Math.max(9, ...entries.map((entry) => entry.result.length));
+  for (const entry of entries) {
+    const fields = entry.changed_fields.length > 0 ? `  (${entry.changed_fields.join(', ')})` : '';
+    out(`  ${entry.result.padEnd(width)}  ${entry.key}${fields}`);
+  }
+}
+
+function totalsLine(outcome: ApplyOutcome): string {
+  const { totals } = outcome.plan;
+  return `${totals.created} created, ${totals.updated} updated, ${totals.unchanged} unchanged, ${totals.absent} absent, ${totals.removed} removed`;
+}
+
+export const REGISTRY_COMMANDS: Record<string, Command> = {
+  'org:create': {
+    usage: `org:create --slug SLUG --name NAME [--plan ${ORGANIZATION_PLANS.join('|')}]`,
+    summary: 'create an organization (default plan: team)',
+    options: { slug: { type: 'string' }, name: { type: 'string' }, plan: { type: 'string' } },
+    positionals: 0,
+    async run({ values, prisma, deps }) {
+      const organization = await createOrganization(await prisma(), {
+        slug: requiredString(values, 'slug'),
+        name: requiredString(values, 'name'),
+        plan: typeof values.plan === 'string' ? (values.plan as OrganizationPlan) : undefined,
+      });
+      deps.out(
+        `Created organization ${organization.slug} "${organization.name}" (${organization.id}), plan ${organization.plan}`,
+      );
+    },
+  },
+  'user:add': {
+    usage: `user:add --org ORG --email EMAIL --name NAME --role ${ROLES.join('|')}`,
+    summary: 'add a member to an organization (creating the user when the email is new; a member gets the role given)',
+    options: { org: { type: 'string' }, email: { type: 'string' }, name: { type: 'string' }, role: { type: 'string' } },
+    positionals: 0,
+    async run({ values, prisma, deps }) {
+      const added = await addUser(await prisma(), {
+        org: requiredString(values, 'org'),
+        email: requiredString(values, 'email'),
+        name: requiredString(values, 'name'),
+        role: requiredString(values, 'role'),
+      });
+      const what =
+        added.previousRole === null
+          ? `Added ${added.email} as ${added.role}`
+          : added.previousRole === added.role
+            ? `${added.email} is already ${added.role}`
+            : `Changed ${added.email} from ${added.previousRole} to ${added.role}`;
+      deps.out(`${what} in organization ${added.orgSlug}${added.newUser ? ' (new user)' : ''}`);
+    },
+  },
+  'tokens:create': {
+    usage: `tokens:create --org ORG --name NAME --scopes ${WRITE_SCOPES.join(',')}`,
+    summary: 'create a service token for automation (CI) and print it once',
+    options: { org: { type: 'string' }, name: { type: 'string' }, scopes: { type: 'string' } },
+    positionals: 0,
+    async run({ values, prisma, deps }) {
+      const token = await createServiceToken(await prisma(), {
+        org: requiredString(values, 'org'),
+        name: requiredString(values, 'name'),
+        scopes: requiredString(values, 'scopes')
+          .split(',')
+          .map((scope) => scope.trim())
+          .filter(Boolean),
+      });
+      deps.out(`Created service token ${token.id} "${token.name}" for organization ${token.orgSlug}`);
+      deps.out(`  scopes: ${token.scopes.join(', ')}`);
+      deps.out('Token (shown this once, it will not be shown again; store it as a CI secret):');
+      deps.out(token.secret);
+    },
+  },
+  'tokens:list': {
+    usage: 'tokens:list --org ORG',
+    summary: "list an organization's service tokens (never their secrets)",
+    options: { org: { type: 'string' } },
+    positionals: 0,
+    async run({ values, prisma, deps }) {
+      const org = requiredString(values, 'org');
+      const tokens = await listServiceTokens(await prisma(), { org });
+      if (tokens.length === 0) {
+        deps.out(`No service tokens in organization ${org}.`);
+        return;
+      }
+      printTable(
+        deps.out,
+        ['id', 'name', 'token_prefix', 'scopes', 'created', 'revoked', 'last used'],
+        tokens.map((token) => [
+          token.id,
+          token.name,
+          token.tokenPrefix,
+          token.scopes.join(','),
+          iso(token.createdAt),
+          iso(token.revokedAt),
+          iso(token.lastUsedAt),
+        ]),
+      );
+    },
+  },
+  'tokens:revoke': {
+    usage: 'tokens:revoke --org ORG --id TOKEN_ID',
+    summary: 'revoke a service token (revoking again keeps the first time)',
+    options: { org: { type: 'string' }, id: { type: 'string' } },
+    positionals: 0,
+    async run({ values, prisma, deps }) {
+      const revoked = await revokeServiceToken(await prisma(), {
+        org: requiredString(values, 'org'),
+        id: requiredString(values, 'id'),
+      });
+      deps.out(
+        revoked.alreadyRevoked
+          ? `Service token ${revoked.id} was already revoked at ${iso(revoked.revokedAt)}`
+          : `Revoked service token ${revoked.id} at ${iso(revoked.revokedAt)}`,
+      );
+    },
+  },
+  'registry:apply': {
+    usage: 'registry:apply --org ORG FILE [--dry-run] [--prune] [--check]',
+    summary:
+      'make the registry match a registry document (YAML or JSON; FILE - reads standard input) and print the plan; ' +
+      '--dry-run writes nothing; --check writes nothing and exits 1 when the registry differs from the document',
+    options: {
+      org: { type: 'string' },
+      'dry-run': { type: 'boolean' },
+      prune: { type: 'boolean' },
+      check: { type: 'boolean' },
+    },
+    positionals: 1,
+    async run({ values, positionals: [file = ''], prisma, deps }) {
+      const check = values.check === true;
+      const dryRun = check || values['dry-run'] === true;
+      const text = await readDocumentText(file, deps);
+      const parsedText = parseDocumentText(text, detectFormat(text, file === '-' ? undefined : file));
+      if (!parsedText.ok) throw new CommandRejected(REJECTED, parsedText.problems.map(describeTextProblem));
+      const parsed = parseRegistryDocument(parsedText.value);
+      if (!parsed.ok) throw new CommandRejected(REJECTED, new RegistryError(parsed.problems).lines(parsedText.locate));
+      const client = await prisma();
+      const organization = await resolveOrganization(client, requiredString(values, 'org'));
+      const named = parsed.document.organization;
+      if (named !== organization.slug && named !== organization.id) {
+        throw new UsageError(`the document is for organization "${named}", not ${organization.slug}`);
+      }
+      let outcome: ApplyOutcome;
+      try {
+        outcome = await applyRegistryDocument(client, organization.id, parsed.document, {
+          dryRun,
+          prune: values.prune === true,
+        });
+      } catch (error) {
+        if (error instanceof RegistryError) throw new CommandRejected(REJECTED, error.lines(parsedText.locate));
+        throw error;
+      }
+      deps.out(`Plan for organization ${organization.slug}${dryRun ? ' (nothing written)' : ''}:`);
+      printPlan(deps.out, outcome.plan.entries);
+      deps.out(`Totals: ${totalsLine(outcome)}`);
+      if (check) {
+        deps.out(outcome.plan.changes ? 'Drift: the registry differs from the document.' : 'No drift.');
+        return outcome.plan.changes ? 1 : 0;
+      }
+      if (!dryRun) deps.out(outcome.applied ? 'Applied.' : 'Nothing to apply: the registry matches the document.');
+      return 0;
+    },
+  },
+  'validation:record': {
+    usage: 'validation:record --org ORG --metric KEY --status passed|failed [--ran-at T] [--details D] [--source S]',
+    summary: 'record validation evidence for a metric (default --ran-at: now); the trust verdict follows at once',
+    options: {
+      org: { type: 'string' },
+      metric: { type: 'string' },
+      status: { type: 'string' },
+      'ran-at': { type: 'string' },
+      details: { type: 'string' },
+      source: { type: 'string' },
+    },
+    positionals: 0,
+    async run({ values, prisma, deps }) {
+      let batch: ReturnType<typeof parseValidationBatch>;
+      try {
+        batch = parseValidationBatch({
+          results: [
+            {
+              metric_key: requiredString(values, 'metric'),
+              status: requiredString(values, 'status'),
+              ran_at: typeof values['ran-at'] === 'string' ? values['ran-at'] : new Date().toISOString(),
+              ...(typeof values.details === 'string' ? { details: values.details } : {}),
+              ...(typeof values.source === 'string' ? { source: values.source } : {}),
+            },
+          ],
+        });
+      } catch (error) {
+        if (error instanceof RegistryError)
+          throw new UsageError(error.lines()[0]?.replace(/^results\[0\]\./, '--') ?? '');
+        throw error;
+      }
+      const client = await prisma();
+      const organization = await resolveOrganization(client, requiredString(values, 'org'));
+      try {
+        const recorded = await recordValidations(client, organization.id, batch);
+        const [result] = batch.results;
+        deps.out(
+          recorded.recorded === 1
+            ? `Recorded ${result?.status} validation of ${result?.metric_key} at ${result?.ran_at}`
+            : `Already recorded: ${result?.status} validation of ${result?.metric_key} at ${result?.ran_at}`,
+        );
+      } catch (error) {
+        if (error instanceof RegistryError) throw new AdminError(error.problems[0]?.message ?? error.message);
+        throw error;
+      }
+    },
+  },
+};

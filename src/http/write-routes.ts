@@ -1,0 +1,153 @@
+/**
+ * The registry's write routes: `PUT /api/registry` (apply a registry
+ * document) and `POST /api/validations` (validation evidence). Callers are
+ * automation with a service token holding the route's scope, or a signed-in
+ * admin or owner (with the key administration routes' cross-origin rules).
+ * A read API key is never accepted here, nor a service token on a read route.
+ */
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { WriteScope } from '../auth/service-token.js';
+import type { Principal } from '../context.js';
+import { badRequest, documentProblems, errors, HttpError } from '../errors.js';
+import { applyRegistryDocument } from '../registry/apply.js';
+import { parseRegistryDocument } from '../registry/document.js';
+import { RegistryError } from '../registry/registry-error.js';
+import { type DocumentFormat, describeTextProblem, parseDocumentText } from '../registry/text.js';
+import { parseValidationBatch, recordValidations } from '../registry/validations.js';
+import { rejectCrossOrigin } from './cross-origin.js';
+import { firstHeader } from './headers.js';
+import { type AccessDeps, admitServiceToken, admitSession } from './request-auth.js';
+
+export interface WriteRoutesDeps {
+  access: AccessDeps;
+}
+
+/** A registry document of 10,000 metrics is a few MiB; this leaves room and still bounds one request. */
+export const REGISTRY_BODY_LIMIT = 16 * 1024 * 1024;
+/** An apply of a large document runs for seconds: past the read routes' deadline. */
+const WRITE_DEADLINE_MS = 300_000;
+
+const ADMIN_ROLES: ReadonlySet<string> = new Set(['owner', 'admin']);
+
+const JSON_TYPES = ['application/json'];
+const YAML_TYPES = ['application/yaml', 'application/x-yaml', 'text/yaml', 'text/x-yaml'];
+
+function mediaType(request: FastifyRequest): string | undefined {
+  return firstHeader(request, 'content-type')?.split(';')[0]?.trim().toLowerCase();
+}
+
+const problemsResponse = (lines: readonly string[]) => new HttpError(documentProblems(lines));
+
+function booleanQuery(request: FastifyRequest, name: string): boolean {
+  const value = (request.query as Record<string, unknown>)[name];
+  if (value === undefined || value === 'false' || value === '0') return false;
+  if (value === 'true' || value === '1') return true;
+  throw new HttpError(badRequest(`${name} must be true or false`));
+}
+
+export async function writeRoutes(app: FastifyInstance, deps: WriteRoutesDeps) {
+  const { access } = deps;
+  const principals = new WeakMap<FastifyRequest, Principal>();
+
+  /**
+   * A bearer token means automation; without one, a signed-in admin or owner
+   * from this origin. Runs before the body is read.
+   */
+  async function admitWriter(request: FastifyRequest, reply: FastifyReply, scope: WriteScope): Promise<Principal> {
+    if (firstHeader(request, 'authorization') !== undefined) return admitServiceToken(access, request, reply, scope);
+    rejectCrossOrigin(request);
+    const principal = await admitSession(access, request, reply);
+    if (principal.kind !== 'session' || !ADMIN_ROLES.has(principal.role)) throw new HttpError(errors.forbidden);
+    return principal;
+  }
+
+  function principalOf(request: FastifyRequest): Principal {
+    const principal = principals.get(request);
+    if (!principal) throw new Error('write route reached without an admitted caller');
+    return principal;
+  }
+
+  // The body is parsed by the routes (YAML or JSON, with the place of each problem), not by Fastify.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser([...JSON_TYPES, ...YAML_TYPES], { parseAs: 'string' }, (_request, body, done) =>
+    done(null, body),
+  );
+
+  app.setErrorHandler((error: FastifyError, _request: FastifyRequest, reply: FastifyReply) => {
+    if (error instanceof HttpError) return reply.status(error.response.status).send(error.response.body);
+    const status = error.statusCode;
+    if (status === 413) return reply.status(413).send({ error: 'Request body is too large' });
+    if (status && status >= 400 && status < 500) return reply.status(status).send({ error: error.message });
+    throw error;
+  });
+
+  app.route({
+    method: 'PUT',
+    url: '/api/registry',
+    bodyLimit: REGISTRY_BODY_LIMIT,
+    handlerTimeout: WRITE_DEADLINE_MS,
+    onRequest: async (request, reply) => {
+      principals.set(request, await admitWriter(request, reply, 'registry:write'));
+      const type = mediaType(request);
+      if (!type || ![...JSON_TYPES, ...YAML_TYPES].includes(type)) {
+        throw new HttpError({
+          status: 415,
+          body: { error: 'Content-Type must be application/json or application/yaml' },
+        });
+      }
+    },
+    handler: async (request) => {
+      const principal = principalOf(request);
+      const dryRun = booleanQuery(request, 'dry_run');
+      const prune = booleanQuery(request, 'prune');
+      const format: DocumentFormat = JSON_TYPES.includes(mediaType(request) ?? '') ? 'json' : 'yaml';
+      const text = typeof request.body === 'string' ? request.body : '';
+      const parsedText = parseDocumentText(text, format);
+      if (!parsedText.ok) throw problemsResponse(parsedText.problems.map(describeTextProblem));
+      const parsed = parseRegistryDocument(parsedText.value);
+      if (!parsed.ok) throw problemsResponse(new RegistryError(parsed.problems).lines(parsedText.locate));
+      const { document } = parsed;
+      if (document.organization !== principal.org.slug && document.organization !== principal.org.id) {
+        throw new HttpError({
+          status: 403,
+          body: {
+            error: `the document's organization "${document.organization}" is not the caller's organization (${principal.org.slug})`,
+          },
+        });
+      }
+      try {
+        const { plan, applied } = await applyRegistryDocument(access.prisma, principal.org.id, document, {
+          dryRun,
+          prune,
+        });
+        return { data: { plan: plan.entries, totals: plan.totals, dry_run: dryRun, applied } };
+      } catch (error) {
+        if (error instanceof RegistryError) throw problemsResponse(error.lines(parsedText.locate));
+        throw error;
+      }
+    },
+  });
+
+  app.route({
+    method: 'POST',
+    url: '/api/validations',
+    handlerTimeout: WRITE_DEADLINE_MS,
+    onRequest: async (request, reply) => {
+      principals.set(request, await admitWriter(request, reply, 'validations:write'));
+      if (mediaType(request) !== 'application/json') throw new HttpError(errors.jsonContentTypeRequired);
+    },
+    handler: async (request) => {
+      const principal = principalOf(request);
+      const parsedText = parseDocumentText(typeof request.body === 'string' ? request.body : '', 'json');
+      if (!parsedText.ok) throw problemsResponse(parsedText.problems.map(describeTextProblem));
+      try {
+        const batch = parseValidationBatch(parsedText.value);
+        const recorded = await recordValidations(access.prisma, principal.org.id, batch);
+        return { data: recorded };
+      } catch (error) {
+        if (error instanceof RegistryError) throw problemsResponse(error.lines());
+        throw error;
+      }
+    },
+  });
+}

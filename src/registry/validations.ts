@@ -1,0 +1,92 @@
+/**
+ * Validation evidence from CI (a warehouse test of a metric passed or
+ * failed), recorded all or nothing. A result is identified by its metric,
+ * `ran_at` and `source`: posting it again records nothing new. The evidence
+ * moves the contract's `last_validated_at` and the trust verdict at once.
+ */
+import { z } from 'zod';
+import { timestamp } from '../fixtures/schema.js';
+import type { PrismaClient } from '../generated/prisma/client.js';
+import { ValidationStatus } from '../generated/prisma/enums.js';
+import { uuidV5 } from '../uuid.js';
+import { lockRegistry } from './lock.js';
+import { RegistryError } from './registry-error.js';
+
+export const MAX_VALIDATION_RESULTS = 1000;
+const MAX_DETAILS = 10_000;
+const MAX_SOURCE = 200;
+
+const result = z.strictObject({
+  metric_key: z.string().min(1).max(128),
+  ran_at: timestamp,
+  status: z.enum(ValidationStatus),
+  details: z.string().max(MAX_DETAILS, `at most ${MAX_DETAILS} characters`).default(''),
+  source: z.string().max(MAX_SOURCE, `at most ${MAX_SOURCE} characters`).default(''),
+});
+
+export const validationBatch = z.strictObject({
+  results: z
+    .array(result)
+    .min(1, 'at least one result')
+    .max(MAX_VALIDATION_RESULTS, `at most ${MAX_VALIDATION_RESULTS} results a request`),
+});
+
+export type ValidationBatch = z.output<typeof validationBatch>;
+
+export interface RecordedValidations {
+  /** results stored by this call */
+  recorded: number;
+  /** results that were stored already (same metric, ran_at and source) */
+  duplicates: number;
+}
+
+/** Parses a batch; RegistryError naming `results[i].field` for each problem. */
+export function parseValidationBatch(input: unknown): ValidationBatch {
+  const parsed = validationBatch.safeParse(input);
+  if (parsed.success) return parsed.data;
+  throw new RegistryError(
+    parsed.error.issues.flatMap((issue) =>
+      issue.code === 'unrecognized_keys'
+        ? issue.keys.map((key) => ({ path: [...issue.path, key], message: `unknown field "${key}"` }))
+        : [{ path: issue.path, message: issue.message }],
+    ),
+  );
+}
+
+export async function recordValidations(
+  prisma: PrismaClient,
+  orgId: string,
+  batch: ValidationBatch,
+): Promise<RecordedValidations> {
+  return prisma.$transaction(async (tx) => {
+    // Serialized with applies: a metric an apply is removing is either still there or reported missing.
+    await lockRegistry(tx, orgId);
+    const keys = [...new Set(batch.results.map((r) => r.metric_key))];
+    const metrics = await tx.metric.findMany({ where: { orgId, key: { in: keys } }, select: { id: true, key: true } });
+    const ids = new Map(metrics.map((metric) => [metric.key, metric.id]));
+    const missing = batch.results.flatMap((r, i) =>
+      ids.has(r.metric_key)
+        ? []
+        : [
+            {
+              path: ['results', i, 'metric_key'],
+              message: `no metric with key "${r.metric_key}" in this organization`,
+            },
+          ],
+    );
+    if (missing.length > 0) throw new RegistryError(missing);
+    const rows = batch.results.map((r) => {
+      const metricId = ids.get(r.metric_key) as string;
+      return {
+        id: uuidV5(metricId, `validation:${JSON.stringify([r.ran_at, r.source])}`),
+        metricId,
+        ranAt: new Date(r.ran_at),
+        status: r.status,
+        details: r.details,
+        source: r.source,
+      };
+    });
+    const { count } = await tx.validation.createMany({ data: rows, skipDuplicates: true });
+    return { recorded: count, duplicates: rows.length - count };
+  });
+}
