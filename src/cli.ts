@@ -7,25 +7,39 @@
 import { runCli } from './cli-commands.js';
 import { databaseTarget } from './db/adapter.js';
 import { type Database, openDatabase } from './db/client.js';
+import { DatabaseInUseError } from './db/owner-lock.js';
 import { env } from './env.js';
 
 let database: Database | undefined;
 try {
   process.exitCode = await runCli(process.argv.slice(2), {
     prisma: async () => {
-      database = await openDatabase(databaseTarget(env.DATABASE_URL, env.DATA_DIR), { migrate: false });
+      const target = databaseTarget(env.DATABASE_URL, env.DATA_DIR);
+      database = await openDatabase(target, {
+        // The embedded database is this machine's own: the CLI brings it up to date like `npm start`
+        // (the first command on a fresh clone may come before any start). PostgreSQL is migrated by
+        // its operator (`npm run db:migrate`) or by a starting server, never as a side effect.
+        migrate: target.kind === 'embedded',
+        owner: `the CLI (${process.argv[2] ?? 'a command'})`,
+      });
       return database.prisma;
     },
     out: (line) => process.stdout.write(`${line}\n`),
     err: (line) => process.stderr.write(`${line}\n`),
   });
 } catch (error) {
-  // Unexpected: the whole error once, for whoever has to look into it.
-  console.error(error);
-  if (/relation .* does not exist|table .* does not exist/i.test(String((error as Error)?.message))) {
-    console.error('The database has no schema yet: run `npm run db:migrate` first.');
+  if (error instanceof DatabaseInUseError) {
+    // Expected: another process owns the embedded database; nothing was done.
+    console.error(`Error: ${error.message}`);
+    process.exitCode = 1;
+  } else if (/relation .* does not exist|table .* does not exist/i.test(String((error as Error)?.message))) {
+    console.error('Error: the database has no schema yet: run `npm run db:migrate` first.');
+    process.exitCode = 1;
+  } else {
+    // Unexpected: the whole error once, for whoever has to look into it.
+    console.error(error);
+    process.exitCode = 1;
   }
-  process.exitCode = 1;
 } finally {
   await database?.close();
 }

@@ -21,7 +21,11 @@ import { summaryConfigFromEnv } from './summaries/config.js';
 const demoFixture = join(dirname(fileURLToPath(import.meta.url)), '..', 'prisma', 'fixtures', 'demo.json');
 
 const target = databaseTarget(env.DATABASE_URL, env.DATA_DIR);
-const database = await openDatabase(target, { migrate: true, statementTimeoutMs: env.DB_STATEMENT_TIMEOUT_MS });
+const database = await openDatabase(target, {
+  migrate: true,
+  statementTimeoutMs: env.DB_STATEMENT_TIMEOUT_MS,
+  owner: 'the server',
+});
 console.log(`Migrations: ${database.migrationLog}`);
 const logger = pino({
   level: env.LOG_LEVEL,

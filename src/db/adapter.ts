@@ -11,6 +11,7 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import pg from 'pg';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
+import { claimEmbeddedDatabase } from './owner-lock.js';
 
 /**
  * The Prisma CLI reads `url = env("DATABASE_URL")` and falls back to
@@ -58,6 +59,8 @@ export interface AdapterOptions {
    * thread and does not apply it.
    */
   statementTimeoutMs?: number;
+  /** who opens an embedded database, named to a second opener that is refused (src/db/owner-lock.ts) */
+  owner?: string;
 }
 
 export async function openAdapter(target: DatabaseTarget, options: AdapterOptions = {}): Promise<OpenAdapter> {
@@ -86,7 +89,14 @@ export async function openAdapter(target: DatabaseTarget, options: AdapterOption
       close: async () => (pool.ended ? undefined : pool.end()),
     };
   }
-  const pglite = await openPGlite(target.dataDir);
+  const release = target.dataDir ? claimEmbeddedDatabase(target.dataDir, options.owner ?? 'another process') : () => {};
+  let pglite: PGlite;
+  try {
+    pglite = await openPGlite(target.dataDir);
+  } catch (error) {
+    release();
+    throw error;
+  }
   // pglite-prisma-adapter is built against driver-adapter-utils 6.10, whose
   // types differ only nominally from the 6.19 ones the client uses.
   const factory = new PrismaPGlite(pglite) as unknown as SqlMigrationAwareDriverAdapterFactory;
@@ -95,6 +105,7 @@ export async function openAdapter(target: DatabaseTarget, options: AdapterOption
     pglite,
     close: async () => {
       if (!pglite.closed) await pglite.close();
+      release();
     },
   };
 }

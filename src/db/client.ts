@@ -27,6 +27,7 @@ export async function openDatabase(
   const adapter = await openAdapter(target, {
     poolSize: options.poolSize,
     statementTimeoutMs: options.statementTimeoutMs,
+    owner: options.owner,
   });
   let migrationLog = '';
   try {

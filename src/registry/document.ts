@@ -118,7 +118,12 @@ function problemsOf(error: z.ZodError, prefix: readonly PropertyKey[] = []): Reg
   return error.issues.flatMap((issue): RegistryProblem[] =>
     issue.code === 'unrecognized_keys'
       ? issue.keys.map((key) => ({ path: [...prefix, ...issue.path, key], message: `unknown field "${key}"` }))
-      : [{ path: [...prefix, ...issue.path], message: issue.message.replace(/^Invalid input: expected \w+, received undefined$/, 'required') }],
+      : [
+          {
+            path: [...prefix, ...issue.path],
+            message: issue.message.replace(/^Invalid input: expected \w+, received undefined$/, 'required'),
+          },
+        ],
   );
 }
 

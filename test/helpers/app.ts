@@ -61,6 +61,8 @@ export interface TestAppOptions {
   corsOrigins?: string[];
   /** default: 20 s */
   requestDeadlineMs?: number;
+  /** requests per minute of a service token; default 60 */
+  serviceTokenRateLimit?: number;
   /** connections of the test database's pool (PostgreSQL); default 4 */
   poolSize?: number;
   /** default: one of the app's own, of the service's bounds */
@@ -85,6 +87,7 @@ export async function buildTestInstance(database: Database, options: TestAppOpti
       corsOrigins: options.corsOrigins ?? [],
       requestDeadlineMs: options.requestDeadlineMs ?? 20_000,
       defaultRateLimit: options.defaultRateLimit ?? 60,
+      serviceTokenRateLimit: options.serviceTokenRateLimit ?? 60,
       requestTimeoutMs: options.requestTimeoutMs ?? 30_000,
       throttle: options.throttle ?? { pointsPerMinute: 100_000, failureCost: 10 },
     },
