@@ -31,6 +31,17 @@ const json = z.json();
 const jsonObject = z.record(z.string(), json);
 const name = z.string().min(1, 'must not be empty');
 
+/** An enum whose error says what was given and what is allowed. */
+function oneOf<const T extends Record<string, string>>(values: T) {
+  const allowed = Object.values(values).join(', ');
+  return z.enum(values, {
+    error: (issue) =>
+      issue.input === undefined
+        ? `missing; expected one of ${allowed}`
+        : `${JSON.stringify(issue.input)} is not one of ${allowed}`,
+  });
+}
+
 const governanceSchema = z.strictObject({
   name: name.optional(),
   description: z.string().optional(),
@@ -40,10 +51,10 @@ const governanceSchema = z.strictObject({
   owner_team: name.optional(),
   owner_display_name: z.string().nullable().optional(),
   metric_type: name.optional(),
-  lifecycle_status: z.enum(LifecycleStatus).optional(),
+  lifecycle_status: oneOf(LifecycleStatus).optional(),
   definition_version: name.optional(),
   policy_tier: name.optional(),
-  scope: z.enum(MetricScope).optional(),
+  scope: oneOf(MetricScope).optional(),
   tags: z.array(z.string()).optional(),
   aliases: z.array(z.string()).optional(),
   concept_name: name.optional(),
@@ -92,7 +103,7 @@ const governanceSchema = z.strictObject({
     .array(
       z.strictObject({
         definition_version: name,
-        status: z.enum(VersionStatus),
+        status: oneOf(VersionStatus),
         released_at: timestamp.nullable(),
         change_summary: z.string().optional(),
       }),
@@ -104,13 +115,13 @@ const governanceSchema = z.strictObject({
         definition_version: z.string().nullable(),
         approver_role: name,
         approver: z.string().nullable(),
-        decision: z.enum(ApprovalDecision),
+        decision: oneOf(ApprovalDecision),
         decided_at: timestamp,
         comment: z.string().optional(),
       }),
     )
     .optional(),
-  relationships: z.array(z.strictObject({ kind: z.enum(RelationshipKind), target: name })).optional(),
+  relationships: z.array(z.strictObject({ kind: oneOf(RelationshipKind), target: name })).optional(),
 });
 
 export type MetricGovernance = z.infer<typeof governanceSchema>;
@@ -136,7 +147,10 @@ export function readGovernance(
       for (const key of issue.keys)
         problems.push({
           path: formatPath([...at, key]),
-          message: `metric "${metricName}": unknown governance field "${key}" (allowed: ${GOVERNANCE_FIELDS.join(', ')})`,
+          message:
+            issue.path.length === 0
+              ? `metric "${metricName}": unknown governance field "${key}" (allowed: ${GOVERNANCE_FIELDS.join(', ')})`
+              : `metric "${metricName}": unknown field "${key}" in governance.${formatPath(issue.path)}`,
         });
     } else {
       const field = formatPath(issue.path) || 'governance';
@@ -148,7 +162,7 @@ export function readGovernance(
 
 /**
  * The governance fields laid over what the importer derived (governance
- * wins), with relationship targets renamed from the tool's metric names to
+ * wins; business_definition member by member), with relationship targets renamed from the tool's metric names to
  * keys; a target that is not a metric of the file is kept as written (it may
  * be a key already in the registry; the apply decides).
  */
@@ -160,6 +174,9 @@ export function applyGovernance(
   if (!governance) return derived;
   const merged: RegistryMetricInput = { ...derived };
   for (const [field, value] of Object.entries(governance)) if (value !== undefined) merged[field] = value;
+  // members of business_definition are merged, so that a caveat the tool gives survives a governance `included`
+  if (governance.business_definition && derived.business_definition)
+    merged.business_definition = { ...derived.business_definition, ...governance.business_definition };
   if (governance.relationships)
     merged.relationships = governance.relationships.map(({ kind, target }) => ({
       kind,
