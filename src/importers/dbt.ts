@@ -1,0 +1,125 @@
+/**
+ * dbt semantic manifest -> registry document. A pure translation: the
+ * registry's parser validates the result and the apply is the only writer.
+ * dbt's own fields are read leniently (unknown ones ignored, nulls as
+ * absent); the `governance` object in a metric's `config.meta` is ours and
+ * read strictly.
+ */
+import { indexManifest, ownerOf } from './dbt-manifest.js';
+import { MetricResolver, type ResolvedMetric, STANDARD_GRAINS } from './dbt-metric.js';
+import { applyGovernance, type MetricGovernance, readGovernance } from './governance.js';
+import { formatPath, ImportError, type ImportProblem } from './import-error.js';
+import { keyFromName, nonBlank, parseJsonInput, readableName, record, text } from './read.js';
+import {
+  DEFAULT_OWNER_TEAM,
+  type ImportOptions,
+  type RegistryDocumentInput,
+  type RegistryMetricInput,
+  type RegistrySourceRef,
+} from './registry-document-input.js';
+
+export const DEFAULT_DBT_PROJECT = 'dbt';
+
+/** The metric types of dbt that the registry calls otherwise. */
+const METRIC_TYPE: Record<string, string> = { simple: 'base', measure_proxy: 'base', expr: 'derived' };
+
+/** The grain and every coarser standard grain; a custom grain stands alone. */
+function grainsFrom(grain: string | undefined): string[] {
+  if (grain === undefined) return [];
+  const index = STANDARD_GRAINS.indexOf(grain as never);
+  return index < 0 ? [grain] : STANDARD_GRAINS.slice(index);
+}
+
+function grainFields(resolved: ResolvedMetric, timeGranularity: string | undefined) {
+  const grains = grainsFrom(resolved.grain);
+  if (timeGranularity && !grains.includes(timeGranularity)) grains.push(timeGranularity);
+  return { grains, default_grain: timeGranularity ?? grains[0] ?? '' };
+}
+
+/**
+ * Translates a dbt semantic manifest (parsed JSON, or its text) into a
+ * registry document for `options.organization`. Throws ImportError listing
+ * every problem (not a manifest, truncated JSON, duplicate names, missing
+ * measures or input metrics, invalid governance).
+ */
+export function importDbtManifest(manifest: unknown, options: ImportOptions): RegistryDocumentInput {
+  const index = indexManifest(parseJsonInput(manifest, 'a dbt semantic manifest (target/semantic_manifest.json)'));
+  const problems: ImportProblem[] = [];
+  const resolver = new MetricResolver(index, problems);
+
+  const keyOfName = new Map<string, string>();
+  const nameOfKey = new Map<string, string>();
+  for (const entry of index.metricList) {
+    const key = keyFromName(entry.name);
+    const other = nameOfKey.get(key);
+    if (key === '' || other !== undefined)
+      problems.push({
+        path: formatPath(['metrics', entry.index, 'name']),
+        message:
+          key === ''
+            ? `metric "${entry.name}": the name makes no key (a key needs a letter or digit)`
+            : `metric "${entry.name}": makes the key "${key}", as metric "${other}" does`,
+      });
+    nameOfKey.set(key, entry.name);
+    keyOfName.set(entry.name, key);
+  }
+
+  const metrics: RegistryMetricInput[] = [];
+  for (const entry of index.metricList) {
+    const { raw } = entry;
+    const resolved = resolver.resolve(entry);
+    const config = record(raw.config);
+    const meta = record(config?.meta) ?? record(raw.meta);
+    const governancePath = config?.meta !== undefined ? ['config', 'meta', 'governance'] : ['meta', 'governance'];
+    let governance: MetricGovernance | undefined;
+    if (meta?.governance !== undefined && meta.governance !== null) {
+      const before = problems.length;
+      governance = readGovernance(meta.governance, ['metrics', entry.index, ...governancePath], entry.name, problems);
+      if (governance === undefined && problems.length === before) governance = {};
+    }
+    if (!resolved) continue;
+
+    const type = (text(raw.type) ?? '').toLowerCase();
+    const timeGranularity = nonBlank(raw.time_granularity)?.toLowerCase();
+    const sourceRefs: RegistrySourceRef[] = resolved.models.flatMap((model) =>
+      model.relation ? [{ table: model.relation, semantic_model: model.name }] : [],
+    );
+    const dimensions: Record<string, string>[] = [];
+    const seen = new Set<string>();
+    for (const model of resolved.models)
+      for (const dimension of model.dimensions)
+        if (!seen.has(dimension.name)) {
+          seen.add(dimension.name);
+          dimensions.push({ ...dimension });
+        }
+
+    // Owner: governance.owner_team wins (laid over below), then the metric's meta.owner,
+    // then the owner of the first semantic model it reads, then the default.
+    const ownerTeam =
+      ownerOf(meta) ??
+      resolved.models.map((model) => model.owner).find((owner) => owner !== undefined) ??
+      options.defaultOwnerTeam ??
+      DEFAULT_OWNER_TEAM;
+
+    const derived: RegistryMetricInput = {
+      key: keyOfName.get(entry.name) ?? entry.name,
+      name: nonBlank(raw.label) ?? readableName(entry.name),
+      description: text(raw.description) ?? '',
+      project: options.project ?? DEFAULT_DBT_PROJECT,
+      owner_team: ownerTeam,
+      metric_type: METRIC_TYPE[type] ?? type,
+      template_name: type,
+      ...(options.defaultLifecycle ? { lifecycle_status: options.defaultLifecycle } : {}),
+      sql_expression: resolved.render([]),
+      ...grainFields(resolved, timeGranularity),
+      dimensions,
+      filters: [...resolved.filters],
+      source_refs: sourceRefs,
+      dependencies: { measures: [...resolved.measures], metrics: [...resolved.metrics] },
+      ...(resolved.timeSemantics ? { time_semantics: structuredClone(resolved.timeSemantics) } : {}),
+    };
+    metrics.push(applyGovernance(derived, governance, keyOfName));
+  }
+  if (problems.length > 0) throw new ImportError(problems);
+  return { organization: options.organization, metrics };
+}
