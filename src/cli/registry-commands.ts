@@ -5,6 +5,7 @@
  * evidence.
  */
 import { readFile } from 'node:fs/promises';
+import { stringify } from 'yaml';
 import { AdminError } from '../admin/admin-error.js';
 import {
   createOrganization,
@@ -15,11 +16,13 @@ import {
 import { createServiceToken, listServiceTokens, revokeServiceToken } from '../admin/service-tokens.js';
 import { addUser, ROLES } from '../admin/users.js';
 import { WRITE_SCOPES } from '../auth/service-token.js';
+import type { PrismaClient } from '../generated/prisma/client.js';
+import { LifecycleStatus } from '../generated/prisma/enums.js';
 import { type ApplyOutcome, applyRegistryDocument } from '../registry/apply.js';
-import { parseRegistryDocument } from '../registry/document.js';
 import type { PlanEntry } from '../registry/plan.js';
 import { RegistryError } from '../registry/registry-error.js';
-import { describeTextProblem, detectFormat, parseDocumentText } from '../registry/text.js';
+import { readRegistrySource, type SourceOptions } from '../registry/source.js';
+import { detectFormat } from '../registry/text.js';
 import { parseValidationBatch, recordValidations } from '../registry/validations.js';
 import {
   type CliDeps,
@@ -30,9 +33,60 @@ import {
   readStdin,
   requiredString,
   UsageError,
+  type Values,
 } from './support.js';
 
 const REJECTED = 'Document rejected, nothing was written:';
+const IMPORT_REJECTED = 'File rejected, nothing was written:';
+const LIFECYCLE_STATUSES = Object.values(LifecycleStatus);
+
+const APPLY_OPTIONS = {
+  org: { type: 'string' },
+  'dry-run': { type: 'boolean' },
+  prune: { type: 'boolean' },
+  check: { type: 'boolean' },
+} as const;
+
+/**
+ * Reads `text` as `options` says, applies it to --org (or plans it: --dry-run,
+ * --check) and prints the plan. The exit code: --check gives 1 on drift.
+ */
+async function applySource(
+  text: string,
+  options: Omit<SourceOptions, 'organization'>,
+  values: Values,
+  client: PrismaClient,
+  deps: CliDeps,
+): Promise<number> {
+  const check = values.check === true;
+  const dryRun = check || values['dry-run'] === true;
+  const organization = await resolveOrganization(client, requiredString(values, 'org'));
+  const source = readRegistrySource(text, { ...options, organization: organization.slug });
+  if (!source.ok) throw new CommandRejected(options.format === 'registry' ? REJECTED : IMPORT_REJECTED, source.lines);
+  const named = source.document.organization;
+  if (named !== organization.slug && named !== organization.id) {
+    throw new UsageError(`the document is for organization "${named}", not ${organization.slug}`);
+  }
+  let outcome: ApplyOutcome;
+  try {
+    outcome = await applyRegistryDocument(client, organization.id, source.document, {
+      dryRun,
+      prune: values.prune === true,
+    });
+  } catch (error) {
+    if (error instanceof RegistryError) throw new CommandRejected(REJECTED, error.lines(source.locate));
+    throw error;
+  }
+  deps.out(`Plan for organization ${organization.slug}${dryRun ? ' (nothing written)' : ''}:`);
+  printPlan(deps.out, outcome.plan.entries);
+  deps.out(`Totals: ${totalsLine(outcome)}`);
+  if (check) {
+    deps.out(outcome.plan.changes ? 'Drift: the registry differs from the document.' : 'No drift.');
+    return outcome.plan.changes ? 1 : 0;
+  }
+  if (!dryRun) deps.out(outcome.applied ? 'Applied.' : 'Nothing to apply: the registry matches the document.');
+  return 0;
+}
 
 async function readDocumentText(file: string, deps: CliDeps): Promise<string> {
   if (file === '-') return readStdin(deps);
@@ -164,45 +218,49 @@ export const REGISTRY_COMMANDS: Record<string, Command> = {
     summary:
       'make the registry match a registry document (YAML or JSON; FILE - reads standard input) and print the plan; ' +
       '--dry-run writes nothing; --check writes nothing and exits 1 when the registry differs from the document',
+    options: APPLY_OPTIONS,
+    positionals: 1,
+    async run({ values, positionals: [file = ''], prisma, deps }) {
+      const text = await readDocumentText(file, deps);
+      const syntax = detectFormat(text, file === '-' ? undefined : file);
+      return applySource(text, { format: 'registry', syntax }, values, await prisma(), deps);
+    },
+  },
+  'registry:import': {
+    usage:
+      'registry:import --from dbt|osi --org ORG FILE [--default-lifecycle STATUS] [--apply [--dry-run] [--prune] [--check]]',
+    summary:
+      'translate a dbt semantic manifest (target/semantic_manifest.json) or an OSI document into a registry document and print it (YAML); with --apply, apply it as registry:apply does',
     options: {
-      org: { type: 'string' },
-      'dry-run': { type: 'boolean' },
-      prune: { type: 'boolean' },
-      check: { type: 'boolean' },
+      ...APPLY_OPTIONS,
+      from: { type: 'string' },
+      'default-lifecycle': { type: 'string' },
+      apply: { type: 'boolean' },
     },
     positionals: 1,
     async run({ values, positionals: [file = ''], prisma, deps }) {
-      const check = values.check === true;
-      const dryRun = check || values['dry-run'] === true;
+      const from = requiredString(values, 'from');
+      if (from !== 'dbt' && from !== 'osi') throw new UsageError(`--from must be dbt or osi (got: ${from})`);
+      const lifecycle = values['default-lifecycle'];
+      if (lifecycle !== undefined && !LIFECYCLE_STATUSES.includes(lifecycle as LifecycleStatus)) {
+        throw new UsageError(`--default-lifecycle must be one of ${LIFECYCLE_STATUSES.join(', ')}`);
+      }
+      const applyOnly = ['dry-run', 'prune', 'check'].filter((name) => values[name] === true);
+      if (values.apply !== true && applyOnly.length > 0) {
+        throw new UsageError(`--${applyOnly[0]} goes with --apply`);
+      }
       const text = await readDocumentText(file, deps);
-      const parsedText = parseDocumentText(text, detectFormat(text, file === '-' ? undefined : file));
-      if (!parsedText.ok) throw new CommandRejected(REJECTED, parsedText.problems.map(describeTextProblem));
-      const parsed = parseRegistryDocument(parsedText.value);
-      if (!parsed.ok) throw new CommandRejected(REJECTED, new RegistryError(parsed.problems).lines(parsedText.locate));
       const client = await prisma();
       const organization = await resolveOrganization(client, requiredString(values, 'org'));
-      const named = parsed.document.organization;
-      if (named !== organization.slug && named !== organization.id) {
-        throw new UsageError(`the document is for organization "${named}", not ${organization.slug}`);
-      }
-      let outcome: ApplyOutcome;
-      try {
-        outcome = await applyRegistryDocument(client, organization.id, parsed.document, {
-          dryRun,
-          prune: values.prune === true,
-        });
-      } catch (error) {
-        if (error instanceof RegistryError) throw new CommandRejected(REJECTED, error.lines(parsedText.locate));
-        throw error;
-      }
-      deps.out(`Plan for organization ${organization.slug}${dryRun ? ' (nothing written)' : ''}:`);
-      printPlan(deps.out, outcome.plan.entries);
-      deps.out(`Totals: ${totalsLine(outcome)}`);
-      if (check) {
-        deps.out(outcome.plan.changes ? 'Drift: the registry differs from the document.' : 'No drift.');
-        return outcome.plan.changes ? 1 : 0;
-      }
-      if (!dryRun) deps.out(outcome.applied ? 'Applied.' : 'Nothing to apply: the registry matches the document.');
+      const options = {
+        format: from,
+        syntax: detectFormat(text, file === '-' ? undefined : file),
+        defaultLifecycle: lifecycle as LifecycleStatus | undefined,
+      } as const;
+      if (values.apply === true) return applySource(text, options, values, client, deps);
+      const source = readRegistrySource(text, { ...options, organization: organization.slug });
+      if (!source.ok) throw new CommandRejected(IMPORT_REJECTED, source.lines);
+      deps.out(stringify(source.input, { lineWidth: 0 }).trimEnd());
       return 0;
     },
   },

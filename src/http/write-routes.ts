@@ -9,10 +9,11 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import type { WriteScope } from '../auth/service-token.js';
 import type { Principal } from '../context.js';
 import { badRequest, documentProblems, errors, HttpError } from '../errors.js';
+import { LifecycleStatus } from '../generated/prisma/enums.js';
 import { applyRegistryDocument } from '../registry/apply.js';
-import { parseRegistryDocument } from '../registry/document.js';
 import { RegistryError } from '../registry/registry-error.js';
-import { type DocumentFormat, describeTextProblem, parseDocumentText } from '../registry/text.js';
+import { readRegistrySource, SOURCE_FORMATS, type SourceFormat } from '../registry/source.js';
+import { describeTextProblem, parseDocumentText } from '../registry/text.js';
 import { parseValidationBatch, recordValidations } from '../registry/validations.js';
 import { rejectCrossOrigin } from './cross-origin.js';
 import { firstHeader } from './headers.js';
@@ -37,6 +38,19 @@ function mediaType(request: FastifyRequest): string | undefined {
 }
 
 const problemsResponse = (lines: readonly string[]) => new HttpError(documentProblems(lines));
+
+function sourceFormatQuery(request: FastifyRequest): SourceFormat {
+  const value = (request.query as Record<string, unknown>).format ?? 'registry';
+  if (SOURCE_FORMATS.includes(value as SourceFormat)) return value as SourceFormat;
+  throw new HttpError(badRequest(`format must be one of ${SOURCE_FORMATS.join(', ')}`));
+}
+
+function lifecycleQuery(request: FastifyRequest): LifecycleStatus | undefined {
+  const value = (request.query as Record<string, unknown>).default_lifecycle;
+  if (value === undefined) return undefined;
+  if (Object.values(LifecycleStatus).includes(value as LifecycleStatus)) return value as LifecycleStatus;
+  throw new HttpError(badRequest(`default_lifecycle must be one of ${Object.values(LifecycleStatus).join(', ')}`));
+}
 
 function booleanQuery(request: FastifyRequest, name: string): boolean {
   const value = (request.query as Record<string, unknown>)[name];
@@ -100,13 +114,15 @@ export async function writeRoutes(app: FastifyInstance, deps: WriteRoutesDeps) {
       const principal = principalOf(request);
       const dryRun = booleanQuery(request, 'dry_run');
       const prune = booleanQuery(request, 'prune');
-      const format: DocumentFormat = JSON_TYPES.includes(mediaType(request) ?? '') ? 'json' : 'yaml';
-      const text = typeof request.body === 'string' ? request.body : '';
-      const parsedText = parseDocumentText(text, format);
-      if (!parsedText.ok) throw problemsResponse(parsedText.problems.map(describeTextProblem));
-      const parsed = parseRegistryDocument(parsedText.value);
-      if (!parsed.ok) throw problemsResponse(new RegistryError(parsed.problems).lines(parsedText.locate));
-      const { document } = parsed;
+      const format = sourceFormatQuery(request);
+      const source = readRegistrySource(typeof request.body === 'string' ? request.body : '', {
+        format,
+        syntax: JSON_TYPES.includes(mediaType(request) ?? '') ? 'json' : 'yaml',
+        organization: principal.org.slug,
+        defaultLifecycle: lifecycleQuery(request),
+      });
+      if (!source.ok) throw problemsResponse(source.lines);
+      const { document, locate } = source;
       if (document.organization !== principal.org.slug && document.organization !== principal.org.id) {
         throw new HttpError({
           status: 403,
@@ -122,7 +138,7 @@ export async function writeRoutes(app: FastifyInstance, deps: WriteRoutesDeps) {
         });
         return { data: { plan: plan.entries, totals: plan.totals, dry_run: dryRun, applied } };
       } catch (error) {
-        if (error instanceof RegistryError) throw problemsResponse(error.lines(parsedText.locate));
+        if (error instanceof RegistryError) throw problemsResponse(error.lines(locate));
         throw error;
       }
     },

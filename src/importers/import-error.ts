@@ -26,14 +26,5 @@ export class ImportError extends Error {
   }
 }
 
-/** Renders a path the way the file is written: `metrics[3].type_params.measure`. */
-export function formatPath(path: readonly PropertyKey[]): string {
-  let rendered = '';
-  for (const segment of path) {
-    if (typeof segment === 'number') rendered += `[${segment}]`;
-    else if (typeof segment === 'string' && /^[A-Za-z_][A-Za-z0-9_]*$/.test(segment))
-      rendered += rendered ? `.${segment}` : segment;
-    else rendered += `[${JSON.stringify(String(segment))}]`;
-  }
-  return rendered;
-}
+/** Paths are rendered as the fixture format renders them: `metrics[3].type_params.measure`. */
+export { formatIssuePath as formatPath } from '../fixtures/schema.js';

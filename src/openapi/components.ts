@@ -11,38 +11,46 @@ import { MAX_FILTER_CHARACTERS, MAX_SEARCH_CHARACTERS, MAX_SEARCH_WORDS } from '
 import { LEGACY_STATUSES, LIFECYCLE_STATUSES } from '../metric/lifecycle.js';
 import { METRIC_SCOPES } from '../metric/list.js';
 import { CACHE_CONTROL, VARY } from '../rest/etag.js';
+import { requestSchemas } from './requests.js';
 import { DEGRADED_REASONS, responseSchemas } from './schemas.js';
 
 type Json = Record<string, unknown>;
 
 export const ref = (kind: string, name: string) => ({ $ref: `#/components/${kind}/${name}` });
-export const schemaRef = (name: keyof typeof responseSchemas | 'CreateApiKeyRequest') => ref('schemas', name);
+export const schemaRef = (
+  name: keyof typeof responseSchemas | keyof typeof requestSchemas | 'CreateApiKeyRequest',
+) => ref('schemas', name);
+
+const schemaUri = (id: string) => `#/components/schemas/${id}`;
+
+/** Drops `$schema` and `$id` (the document is the root); with `open`, also `additionalProperties: false`. */
+function withoutIds(node: unknown, open: boolean): unknown {
+  if (Array.isArray(node)) return node.map((item) => withoutIds(item, open));
+  if (node === null || typeof node !== 'object') return node;
+  const result: Json = {};
+  for (const [key, value] of Object.entries(node)) {
+    if (key === '$schema' || key === '$id') continue;
+    if (open && key === 'additionalProperties' && value === false) continue;
+    result[key] = withoutIds(value, open);
+  }
+  return result;
+}
 
 /**
  * Response objects are open: v1 adds fields, and consumers must not reject
  * unknown ones (contract section 9), so `additionalProperties: false`, which
  * zod emits for every object, is dropped. The tests close them again.
  */
-function openObjects(node: unknown): unknown {
-  if (Array.isArray(node)) return node.map(openObjects);
-  if (node === null || typeof node !== 'object') return node;
-  const result: Json = {};
-  for (const [key, value] of Object.entries(node)) {
-    if (key === '$schema' || key === '$id') continue;
-    if (key === 'additionalProperties' && value === false) continue;
-    result[key] = openObjects(value);
-  }
-  return result;
+const openObjects = (node: unknown) => withoutIds(node, true);
+
+function toComponents(schemas: Record<string, z.ZodType>, io: 'input' | 'output'): Record<string, Json> {
+  const registry = z.registry<{ id: string }>();
+  for (const [id, schema] of Object.entries(schemas)) registry.add(schema, { id });
+  return z.toJSONSchema(registry, { target: 'draft-2020-12', io, uri: schemaUri }).schemas as Record<string, Json>;
 }
 
 export function componentSchemas(): Record<string, Json> {
-  const registry = z.registry<{ id: string }>();
-  for (const [id, schema] of Object.entries(responseSchemas)) registry.add(schema, { id });
-  const { schemas } = z.toJSONSchema(registry, {
-    target: 'draft-2020-12',
-    io: 'output',
-    uri: (id) => `#/components/schemas/${id}`,
-  });
+  const schemas = toComponents(responseSchemas, 'output');
   const result = openObjects(schemas) as Record<string, Json>;
 
   // The request body is the route's own zod schema; unknown members are a 400, so it stays closed.
@@ -57,7 +65,11 @@ export function componentSchemas(): Record<string, Json> {
     description: `default and only allowed value: exactly ${AGENT_CONTRACT_SCOPES.join(' and ')}, any order`,
   };
   result.CreateApiKeyRequest = body;
-  return result;
+
+  // Request bodies as a client writes them (defaults may be left out); unknown members are a 400, so they stay closed.
+  const requests = withoutIds(toComponents(requestSchemas, 'input'), false) as Record<string, Json>;
+  requests.JsonValue = { ...requests.JsonValue, description: 'Any JSON value.' };
+  return { ...result, ...requests };
 }
 
 const header = (description: string, schema: Json, example?: unknown) => ({

@@ -7,10 +7,13 @@
  */
 import { z } from 'zod';
 import { AGENT_CONTRACT_SCOPES } from '../auth/scopes.js';
+import { SERVICE_TOKEN_PATTERN } from '../auth/secrets.js';
+import { WRITE_SCOPES } from '../auth/service-token.js';
 import { errors } from '../errors.js';
 import { LifecycleStatus, MetricScope } from '../generated/prisma/enums.js';
 import { LEGACY_STATUSES } from '../metric/lifecycle.js';
 import { TRUST_REASONS, TRUST_VERDICTS } from '../metric/trust.js';
+import { PLAN_RESULTS, type PlanResult } from '../registry/plan.js';
 import type { DegradedReason } from '../summaries/service.js';
 
 /** Any 8-4-4-4-12 hex string, as the routes accept (src/uuid.ts). */
@@ -254,6 +257,21 @@ export const MetricContractResponse = z.object({ data: MetricContract, meta });
 
 export const ErrorMessage = z.object({ error: z.string() }).describe('{ "error": "<message>" }');
 
+export const DocumentProblems = z
+  .object({
+    error: z.string().describe('the first problem, naming its place'),
+    details: z
+      .array(z.string())
+      .min(2)
+      .optional()
+      .describe('every problem, the first included; only when there are several'),
+  })
+  .describe(
+    '400 of a document or batch that cannot be applied: `{ "error": "<first problem>", "details": [...] }`. ' +
+      'Each problem names its place: a JSON path such as `metrics[3].lifecycle_status`, with the line and ' +
+      'column in a YAML document, or the line and column of a YAML syntax error.',
+  );
+
 export const SandboxError = z
   .object({
     error: z.object({ code: z.literal(errors.sandboxKeyRequiresSandbox.body.error.code), message: z.string() }),
@@ -295,6 +313,81 @@ export const ApiKeyListResponse = z.object({
 
 export const RevokedApiKeyResponse = z.object({ data: z.object({ id: uuid(), revoked_at: timestamp() }) });
 
+const writeScopes = z.array(z.enum(WRITE_SCOPES));
+
+export const CreatedServiceTokenResponse = z.object({
+  data: z.object({
+    id: uuid(),
+    name: z.string(),
+    token: z.string().regex(SERVICE_TOKEN_PATTERN).describe('the full secret, shown this once'),
+    scopes: writeScopes,
+    created_at: timestamp(),
+  }),
+});
+
+export const ServiceTokenListResponse = z.object({
+  data: z
+    .array(
+      z.object({
+        id: uuid(),
+        name: z.string(),
+        token_prefix: z.string().describe('`cls_` and the first 8 hex characters'),
+        scopes: writeScopes,
+        created_at: timestamp(),
+        revoked_at: timestamp().nullable(),
+        last_used_at: timestamp().nullable(),
+      }),
+    )
+    .describe('newest first'),
+});
+
+export const RevokedServiceTokenResponse = z.object({ data: z.object({ id: uuid(), revoked_at: timestamp() }) });
+
+const count = () => z.int().min(0);
+const planTotals = {
+  created: count(),
+  updated: count(),
+  unchanged: count(),
+  absent: count(),
+  removed: count(),
+} satisfies Record<PlanResult, z.ZodType>;
+
+export const RegistryPlanResponse = z.object({
+  data: z.object({
+    plan: z
+      .array(
+        z.object({
+          key: z.string(),
+          result: z
+            .enum(PLAN_RESULTS)
+            .describe(
+              'created: a new key; updated: a field, version, approval or relationship differs; unchanged; ' +
+                'absent: in the registry, not in the document, kept; removed: the same with prune=true',
+            ),
+          changed_fields: z
+            .array(z.string())
+            .describe(
+              'for updated: the document fields that differ (`versions`, `approvals`, `relationships` among them), ' +
+                "in the document's order of fields; else []",
+            ),
+        }),
+      )
+      .describe("the document's metrics in its order, then the registry's metrics that it does not list"),
+    totals: z.object(planTotals).describe('how many entries of the plan have each result'),
+    dry_run: z.boolean().describe('the request asked for a dry run: nothing was written'),
+    applied: z
+      .boolean()
+      .describe('whether anything was written: false for a dry run and for a plan of only unchanged and absent'),
+  }),
+});
+
+export const RecordedValidationsResponse = z.object({
+  data: z.object({
+    recorded: count().describe('results stored by this request'),
+    duplicates: count().describe('results that were stored already (same metric, ran_at and source)'),
+  }),
+});
+
 export const Health = z.object({ status: z.literal('ok') });
 
 export const Readiness = z.object({
@@ -319,6 +412,12 @@ export const responseSchemas = {
   CreatedApiKeyResponse,
   ApiKeyListResponse,
   RevokedApiKeyResponse,
+  DocumentProblems,
+  CreatedServiceTokenResponse,
+  ServiceTokenListResponse,
+  RevokedServiceTokenResponse,
+  RegistryPlanResponse,
+  RecordedValidationsResponse,
   Health,
   Readiness,
 } as const;

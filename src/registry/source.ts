@@ -1,0 +1,66 @@
+/**
+ * From a file's text to a validated registry document, whatever the file:
+ * a registry document (YAML or JSON), a dbt semantic manifest, or an Open
+ * Semantic Interchange document. Foreign formats go through their importer
+ * (src/importers/, pure translations) and then through the same validation
+ * as a hand-written document. The CLI and the HTTP route both read files
+ * through here.
+ */
+import { formatIssuePath } from '../fixtures/schema.js';
+import type { LifecycleStatus } from '../generated/prisma/enums.js';
+import { importDbtManifest } from '../importers/dbt.js';
+import { ImportError } from '../importers/import-error.js';
+import { importOsiDocument } from '../importers/osi.js';
+import { parseRegistryDocument, type RegistryDocument } from './document.js';
+import { RegistryError } from './registry-error.js';
+import { type DocumentFormat, describeTextProblem, parseDocumentText } from './text.js';
+
+export const SOURCE_FORMATS = ['registry', 'dbt', 'osi'] as const;
+export type SourceFormat = (typeof SOURCE_FORMATS)[number];
+
+export interface SourceOptions {
+  format: SourceFormat;
+  /** how the text is written (JSON or YAML) */
+  syntax: DocumentFormat;
+  /** the organization a foreign file is imported for (the document's `organization`) */
+  organization: string;
+  /** the lifecycle of imported metrics whose governance sets none */
+  defaultLifecycle?: LifecycleStatus;
+}
+
+export type ReadSource =
+  | {
+      ok: true;
+      document: RegistryDocument;
+      /** the document as read or imported, before validation filled its defaults (what registry:import prints) */
+      input: unknown;
+      /** where a path of the document is in the file (YAML line and column for a registry document) */
+      locate: (path: readonly PropertyKey[]) => string;
+    }
+  | { ok: false; lines: string[] };
+
+export function readRegistrySource(text: string, options: SourceOptions): ReadSource {
+  const parsedText = parseDocumentText(text, options.syntax);
+  if (!parsedText.ok) return { ok: false, lines: parsedText.problems.map(describeTextProblem) };
+  let input: unknown = parsedText.value;
+  let locate = parsedText.locate;
+  if (options.format !== 'registry') {
+    const importOptions = { organization: options.organization, defaultLifecycle: options.defaultLifecycle };
+    try {
+      input =
+        options.format === 'dbt'
+          ? importDbtManifest(parsedText.value, importOptions)
+          : importOsiDocument(parsedText.value, importOptions);
+    } catch (error) {
+      if (error instanceof ImportError) {
+        return { ok: false, lines: error.problems.map(({ path, message }) => `${path || '(file)'}: ${message}`) };
+      }
+      throw error;
+    }
+    // Problems found past the import are in the document it made, not in the file.
+    locate = (path) => `${formatIssuePath(path) || '(document)'} of the document imported from the file`;
+  }
+  const parsed = parseRegistryDocument(input);
+  if (!parsed.ok) return { ok: false, lines: new RegistryError(parsed.problems).lines(locate) };
+  return { ok: true, document: parsed.document, input, locate };
+}
