@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { AGENT_CONTRACT_SCOPES } from '../auth/scopes.js';
+import type { WriteScope } from '../auth/service-token.js';
 import { type ErrorResponse, errors } from '../errors.js';
 import { createKeyBody } from '../http/admin-routes.js';
 import { MAX_FILTER_CHARACTERS, MAX_SEARCH_CHARACTERS, MAX_SEARCH_WORDS } from '../metric/input.js';
@@ -17,9 +18,8 @@ import { DEGRADED_REASONS, responseSchemas } from './schemas.js';
 type Json = Record<string, unknown>;
 
 export const ref = (kind: string, name: string) => ({ $ref: `#/components/${kind}/${name}` });
-export const schemaRef = (
-  name: keyof typeof responseSchemas | keyof typeof requestSchemas | 'CreateApiKeyRequest',
-) => ref('schemas', name);
+export const schemaRef = (name: keyof typeof responseSchemas | keyof typeof requestSchemas | 'CreateApiKeyRequest') =>
+  ref('schemas', name);
 
 const schemaUri = (id: string) => `#/components/schemas/${id}`;
 
@@ -83,7 +83,11 @@ export const headers = {
     'The request id: an incoming X-Request-Id of up to 128 characters [A-Za-z0-9._:-], else a new UUID.',
     { type: 'string' },
   ),
-  'RateLimit-Limit': header('Requests allowed per minute for this key.', { type: 'integer' }, 60),
+  'RateLimit-Limit': header(
+    'Requests allowed per minute for this key (or service token, or signed-in user).',
+    { type: 'integer' },
+    60,
+  ),
   'RateLimit-Remaining': header('Requests left in the current window.', { type: 'integer' }, 59),
   'RateLimit-Reset': header('Seconds until the window resets.', { type: 'integer' }, 42),
   'Retry-After': header('Whole seconds to wait before retrying (>= 1).', { type: 'integer', minimum: 1 }, 30),
@@ -144,6 +148,27 @@ export function errorResponse(description: string, responseHeaders: Json, ...res
   return { description, headers: responseHeaders, ...json(schemaRef('ErrorMessage'), errorExamples(...responses)) };
 }
 
+/** A 400 of a write route: `{ error, details? }`, the problems of a document or batch. */
+export function problemsResponse(description: string, responseHeaders: Json, ...responses: ErrorResponse[]) {
+  return { description, headers: responseHeaders, ...json(schemaRef('DocumentProblems'), errorExamples(...responses)) };
+}
+
+/**
+ * Bodies the write routes spell themselves (src/http/write-routes.ts); the
+ * OpenAPI tests compare the real responses with them.
+ */
+export const writeRouteErrors = {
+  bodyTooLarge: { status: 413, body: { error: 'Request body is too large' } },
+  registryContentType: {
+    status: 415,
+    body: { error: 'Content-Type must be application/json or application/yaml' },
+  },
+  otherOrganization: {
+    status: 403,
+    body: { error: 'the document\'s organization "globex" is not the caller\'s organization (acme)' },
+  },
+} satisfies Record<string, ErrorResponse>;
+
 export const responses = {
   Unauthorized: errorResponse(
     'No, malformed, unknown or revoked API key.',
@@ -163,7 +188,7 @@ export const responses = {
     ),
   },
   RateLimited: errorResponse(
-    'Per-key rate limit or pre-verification throttle exceeded.',
+    'The caller’s rate limit (per key, service token or signed-in user) or the pre-verification throttle is exceeded.',
     { ...rateLimitHeaders, 'Retry-After': { ...ref('headers', 'Retry-After'), required: true } as Json },
     errors.rateLimited,
   ),
@@ -191,6 +216,17 @@ export const responses = {
     'Not an admin or owner of the active organization, or a cross-site request (CSRF defence).',
     rateLimitHeaders,
     errors.forbidden,
+  ),
+  WriterUnauthorized: errorResponse(
+    'Without an `Authorization` header: no session cookie, or an unknown or expired one. With one: a missing, ' +
+      'malformed, unknown or revoked service token; a read API key (`cl_…`) is refused here at the format check.',
+    requestIdHeader,
+    errors.notSignedIn,
+    errors.missingAuthorization,
+    errors.invalidAuthorizationFormat,
+    errors.invalidApiKeyFormat,
+    errors.invalidApiKey,
+    errors.revokedApiKey,
   ),
   InternalError: errorResponse('Unexpected failure; the cause is logged.', rateLimitHeaders, errors.internal),
   NotModified: notModified(
@@ -300,3 +336,5 @@ export const listParameters = [
 
 export const bearer = [{ bearerAuth: [] }];
 export const session = [{ sessionCookie: [] }];
+/** A write route: a service token with `scope`, or a signed-in admin or owner. */
+export const writer = (scope: WriteScope) => [{ serviceToken: [scope] }, { sessionCookie: [] }];

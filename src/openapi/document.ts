@@ -5,7 +5,11 @@
  * and the headers the routes send). Served at GET /api/v1/openapi.json and
  * rendered at /docs.
  */
-import { badRequest, errors } from '../errors.js';
+import { badRequest, documentProblems, type ErrorResponse, errors } from '../errors.js';
+import { REGISTRY_BODY_LIMIT } from '../http/write-routes.js';
+import { MAX_DOCUMENT_METRICS } from '../registry/document.js';
+import { MAX_DEPTH } from '../registry/text.js';
+import { MAX_VALIDATION_RESULTS } from '../registry/validations.js';
 import {
   adminErrors,
   bearer,
@@ -16,6 +20,7 @@ import {
   listParameters,
   notModified,
   parameters,
+  problemsResponse,
   queryParameter,
   rateLimitHeaders,
   readErrors,
@@ -25,16 +30,29 @@ import {
   schemaRef,
   session,
   validatorHeaders,
+  writeRouteErrors,
+  writer,
 } from './components.js';
 import {
   contractExample,
   contractWithSummaryExample,
   createdKeyExample,
+  createdServiceTokenExample,
   createKeyRequestExample,
+  createServiceTokenRequestExample,
   detailExample,
   keyListExample,
   listExample,
+  recordedValidationsExample,
+  registryDocumentExample,
+  registryDocumentYaml,
+  registryDryRunExample,
+  registryNoChangeExample,
+  registryPlanExample,
   revokedKeyExample,
+  revokedServiceTokenExample,
+  serviceTokenListExample,
+  validationsRequestExample,
 } from './examples.js';
 
 type Json = Record<string, unknown>;
@@ -55,6 +73,55 @@ export interface OpenApiDocument {
 
 /** Headers of a read route's 200: the rate limit, the request id and the validators. */
 const readHeaders = { ...rateLimitHeaders, ...validatorHeaders };
+
+const MiB = 1024 * 1024;
+/** The app's body limit (src/app.ts), which POST /api/validations keeps. */
+const DEFAULT_BODY_LIMIT = MiB;
+
+const writerDescription = (scope: string) =>
+  `A service token with scope \`${scope}\` (\`Authorization: Bearer cls_…\`), or a signed-in admin or owner ` +
+  '(session cookie; a cross-site request is 403, as on the key administration routes). With an `Authorization` ' +
+  'header the cookie is not looked at. A read API key is never accepted here (401 `Invalid API key format`), ' +
+  'nor a service token on the read routes, `/graphql` or `/mcp`. Service tokens have their own rate limit ' +
+  '(`SERVICE_TOKEN_RATE_LIMIT_PER_MINUTE`); a session spends its user’s.';
+
+const writerForbidden = (description: string, ...more: ErrorResponse[]) =>
+  errorResponse(
+    `A signed-in member or viewer (not an admin or owner), a cross-site request, or a service token without the ` +
+      `route's scope (\`Insufficient scope\`)${description}.`,
+    rateLimitHeaders,
+    errors.forbidden,
+    errors.insufficientScope,
+    ...more,
+  );
+
+const bodyTooLarge = (limit: number) =>
+  errorResponse(`The body is larger than ${limit / MiB} MiB.`, rateLimitHeaders, writeRouteErrors.bodyTooLarge);
+
+const flag = (name: string, description: string) =>
+  queryParameter(name, `${description} \`true\` or \`1\`; \`false\`, \`0\` or absent: no. Any other value is 400.`, {
+    type: 'string',
+    enum: ['true', 'false', '1', '0'],
+    default: 'false',
+  });
+
+const registryDescription =
+  'Makes the organization’s registry match the document (registry-document.md), in one transaction: a listed ' +
+  'metric is created when its key is new and updated when any of its fields, versions, approvals or ' +
+  'relationships differ (a field left out takes its default); versions, approvals and relationships of a listed ' +
+  'metric are made to match its lists exactly. A metric the document does not list is kept (`absent`), or ' +
+  'removed with `prune=true` (`removed`), with what hangs off it.\n\n' +
+  'All or nothing: a document that breaks any rule writes nothing, and the 400 names the place of each problem. ' +
+  'Idempotent: applying the same document again writes nothing (no new `updated_at`, ETag or ' +
+  '`metrics_version`). Applies to one organization run one after the other, and readers see the registry ' +
+  'before or after an apply, never in between. The answer is the plan: each metric with its result, and the ' +
+  'totals; with `dry_run=true` the plan of what an apply would do, and nothing is written (drift check: ' +
+  'anything but `unchanged` and `absent` is drift).\n\n' +
+  `At most ${MAX_DOCUMENT_METRICS} metrics and ${REGISTRY_BODY_LIMIT / MiB} MiB (this route's body limit, above ` +
+  `the service's ${DEFAULT_BODY_LIMIT / MiB} MiB). YAML is read as data only: anchors, aliases, merge keys ` +
+  `(\`<<\`), explicit tags, duplicate keys, several documents in one stream and nesting deeper than ${MAX_DEPTH} ` +
+  'levels are refused (400), never expanded; the same depth bounds a JSON document.\n\n' +
+  `${writerDescription('registry:write')}`;
 
 function buildPaths() {
   const ok = (description: string, schema: Json, example: unknown, responseHeaders: Json = rateLimitHeaders) => ({
@@ -171,7 +238,8 @@ function buildPaths() {
           '400': errorResponse(
             'The body is not valid; the message says why.',
             rateLimitHeaders,
-            badRequest('name: name must not be empty'),
+            badRequest('name must not be empty'),
+            badRequest('scopes must be exactly canonical-metric-api:read and definition:read'),
           ),
           ...adminErrors,
           '415': errorResponse('The body is not application/json.', rateLimitHeaders, errors.jsonContentTypeRequired),
@@ -201,6 +269,186 @@ function buildPaths() {
           '200': ok('The revoked key.', schemaRef('RevokedApiKeyResponse'), revokedKeyExample, rateLimitHeaders),
           ...adminErrors,
           '404': errorResponse('No such key in the active organization.', rateLimitHeaders, errors.apiKeyNotFound),
+        },
+      },
+    },
+    '/api/registry': {
+      put: {
+        operationId: 'applyRegistry',
+        tags: ['Registry'],
+        summary: 'Apply a registry document',
+        description: registryDescription,
+        security: writer('registry:write'),
+        parameters: [
+          flag('dry_run', 'Plan only: write nothing and answer what an apply would do.'),
+          flag('prune', 'Remove the organization’s metrics that the document does not list.'),
+        ],
+        requestBody: {
+          required: true,
+          description:
+            'The document as JSON, or as YAML (`application/yaml`; `application/x-yaml`, `text/yaml` and ' +
+            '`text/x-yaml` are read as YAML too). For example:\n\n```yaml\n' +
+            registryDocumentYaml +
+            '```',
+          content: {
+            'application/json': {
+              schema: schemaRef('RegistryDocument'),
+              examples: { default: { value: registryDocumentExample } },
+            },
+            'application/yaml': {
+              schema: schemaRef('RegistryDocument'),
+              examples: { default: { summary: 'The same document as YAML', value: registryDocumentYaml } },
+            },
+          },
+        },
+        responses: {
+          '200': {
+            description: 'The plan: what the apply did, or with `dry_run=true` what it would do.',
+            headers: rateLimitHeaders,
+            ...json(schemaRef('RegistryPlanResponse'), {
+              default: { summary: 'An apply that changed the registry', value: registryPlanExample },
+              noChange: { summary: 'The same document again: nothing written', value: registryNoChangeExample },
+              dryRun: { summary: 'dry_run=true&prune=true', value: registryDryRunExample },
+            }),
+          },
+          '400': problemsResponse(
+            'The body is not valid JSON or YAML (or YAML beyond plain data), the document breaks a rule (every ' +
+              'problem is reported, each naming its place), or `dry_run` or `prune` is neither true nor false. ' +
+              'Nothing is written.',
+            rateLimitHeaders,
+            documentProblems([
+              'metrics[0].lifecycle_status (line 11, column 23): Invalid option: expected one of ' +
+                '"DRAFT"|"VALIDATED"|"CANDIDATE"|"APPROVED"|"RELEASED"|"DEPRECATED"',
+              'metrics[1].colour (line 39, column 13): unknown field "colour"',
+            ]),
+            documentProblems([
+              'metrics[0].approvals[0].approver (line 28, column 19): bob@acme.example is not a member of this ' +
+                'organization',
+            ]),
+            documentProblems(['metrics[1].key: duplicate key "net_revenue_retention": also metrics[0]']),
+            documentProblems(['line 3, column 3: anchors (&d) are not allowed']),
+            badRequest('dry_run must be true or false'),
+          ),
+          '401': ref('responses', 'WriterUnauthorized'),
+          '403': writerForbidden(
+            ", or a document whose `organization` is not the caller's",
+            writeRouteErrors.otherOrganization,
+          ),
+          '413': bodyTooLarge(REGISTRY_BODY_LIMIT),
+          '415': errorResponse(
+            'The body is neither JSON nor YAML (by its Content-Type).',
+            rateLimitHeaders,
+            writeRouteErrors.registryContentType,
+          ),
+          '429': ref('responses', 'RateLimited'),
+          '500': ref('responses', 'InternalError'),
+        },
+      },
+    },
+    '/api/validations': {
+      post: {
+        operationId: 'recordValidations',
+        tags: ['Registry'],
+        summary: 'Record validation evidence',
+        description:
+          `Results of validation runs (a warehouse test of a metric passed or failed), at most ` +
+          `${MAX_VALIDATION_RESULTS} a request and ${DEFAULT_BODY_LIMIT / MiB} MiB, recorded all or nothing: one ` +
+          'unknown `metric_key` and nothing is recorded. A result already recorded (same metric, `ran_at` and ' +
+          '`source`) is not recorded twice. The contract’s `last_validated_at` and the trust verdict follow at once: ' +
+          'a metric whose latest validation failed is `use_with_caution` with the reason `failed_validation`.\n\n' +
+          writerDescription('validations:write'),
+        security: writer('validations:write'),
+        requestBody: {
+          required: true,
+          ...json(schemaRef('ValidationResultsRequest'), { default: { value: validationsRequestExample } }),
+        },
+        responses: {
+          '200': ok(
+            'How many results were recorded, and how many were there already.',
+            schemaRef('RecordedValidationsResponse'),
+            recordedValidationsExample,
+          ),
+          '400': problemsResponse(
+            'The body is not JSON, or a result is not valid or names no metric of the organization (every problem ' +
+              'is reported, each naming its place). Nothing is recorded.',
+            rateLimitHeaders,
+            documentProblems([
+              'results[0].metric_key: no metric with key "net_revenue_retentoin" in this organization',
+            ]),
+            documentProblems([
+              'results[0].status: Invalid option: expected one of "passed"|"failed"',
+              'results[1].ran_at: expected an ISO 8601 timestamp, e.g. 2026-01-31T09:00:00Z',
+            ]),
+          ),
+          '401': ref('responses', 'WriterUnauthorized'),
+          '403': writerForbidden(''),
+          '413': bodyTooLarge(DEFAULT_BODY_LIMIT),
+          '415': errorResponse('The body is not application/json.', rateLimitHeaders, errors.jsonContentTypeRequired),
+          '429': ref('responses', 'RateLimited'),
+          '500': ref('responses', 'InternalError'),
+        },
+      },
+    },
+    '/api/service-tokens': {
+      post: {
+        operationId: 'createServiceToken',
+        tags: ['Service tokens'],
+        summary: 'Create a service token',
+        description:
+          'Signed-in admin or owner. A token for automation (CI applying the registry, posting validation ' +
+          'evidence): `cls_` and 40 lowercase hexadecimal characters, stored hashed, returned this once. It is ' +
+          'accepted only by the write routes, with the scopes it holds.',
+        security: session,
+        requestBody: {
+          required: true,
+          ...json(schemaRef('CreateServiceTokenRequest'), { default: { value: createServiceTokenRequestExample } }),
+        },
+        responses: {
+          '201': ok(
+            'The new token with its secret.',
+            schemaRef('CreatedServiceTokenResponse'),
+            createdServiceTokenExample,
+          ),
+          '400': errorResponse(
+            'The body is not valid; the message says why.',
+            rateLimitHeaders,
+            badRequest('name must not be empty'),
+            badRequest('scopes must be one or more of registry:write, validations:write (got: metrics:read)'),
+          ),
+          ...adminErrors,
+          '415': errorResponse('The body is not application/json.', rateLimitHeaders, errors.jsonContentTypeRequired),
+        },
+      },
+      get: {
+        operationId: 'listServiceTokens',
+        tags: ['Service tokens'],
+        summary: 'List the organization’s service tokens',
+        description: 'Signed-in admin or owner; newest first; never a secret.',
+        security: session,
+        responses: {
+          '200': ok('The tokens.', schemaRef('ServiceTokenListResponse'), serviceTokenListExample),
+          ...adminErrors,
+        },
+      },
+    },
+    '/api/service-tokens/{token_id}': {
+      delete: {
+        operationId: 'revokeServiceToken',
+        tags: ['Service tokens'],
+        summary: 'Revoke a service token',
+        description:
+          'Signed-in admin or owner. Idempotent: an already revoked token keeps its revoked_at. A revoked token ' +
+          'is refused at once (401 `API key has been revoked`).',
+        security: session,
+        parameters: [{ name: 'token_id', in: 'path', required: true, schema: { type: 'string' } }],
+        responses: {
+          '200': ok('The revoked token.', schemaRef('RevokedServiceTokenResponse'), revokedServiceTokenExample),
+          ...adminErrors,
+          '404': errorResponse(
+            'No such token in the active organization.',
+            rateLimitHeaders,
+            errors.serviceTokenNotFound,
+          ),
         },
       },
     },
@@ -246,13 +494,25 @@ function buildDocument(): OpenApiDocument {
       version: 'v1',
       description:
         'Governed metric context (definitions, lifecycle status, approved versions, curated discussion notes) ' +
-        'for BI tools, AI agents and CI checks. Read routes take `Authorization: Bearer <API key>`; key ' +
-        'administration takes a signed-in `session` cookie. v1 responses may gain fields: ignore unknown ones.',
+        'for BI tools, AI agents and CI checks. Read routes take `Authorization: Bearer <API key>`; key and ' +
+        'service token administration take a signed-in `session` cookie; the registry’s write routes take a ' +
+        '`Bearer <service token>` or the session of an admin or owner. v1 responses may gain fields: ignore ' +
+        'unknown ones.',
     },
     servers: [{ url: '/' }],
     tags: [
       { name: 'Metrics', description: 'Public read routes (API key).' },
       { name: 'API keys', description: 'Key administration (signed-in admin or owner).' },
+      {
+        name: 'Registry',
+        description:
+          'The registry as code: apply a registry document, record validation evidence (service token or ' +
+          'signed-in admin or owner).',
+      },
+      {
+        name: 'Service tokens',
+        description: 'Tokens for automation on the write routes, never the read routes (signed-in admin or owner).',
+      },
       { name: 'Operations', description: 'Health and readiness (no authentication).' },
     ],
     paths,
@@ -266,7 +526,16 @@ function buildDocument(): OpenApiDocument {
           type: 'http',
           scheme: 'bearer',
           bearerFormat: 'cl_ followed by 40 lowercase hex characters',
-          description: 'An API key of the organization.',
+          description: 'An API key of the organization (read routes).',
+        },
+        serviceToken: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'cls_ followed by 40 lowercase hex characters',
+          description:
+            'A service token of the organization (`POST /api/service-tokens`, `npm run cli -- tokens:create`), for ' +
+            'the write routes only. The requirement lists the scope the route needs: `registry:write` or ' +
+            '`validations:write`.',
         },
         sessionCookie: {
           type: 'apiKey',

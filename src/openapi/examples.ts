@@ -172,3 +172,190 @@ export const keyListExample = {
 };
 
 export const revokedKeyExample = { data: { id: keyId, revoked_at: T } };
+
+const tokenId = '4d5e6f70-8192-4a3b-9c4d-5e6f7a8b9c0d';
+
+export const createServiceTokenRequestExample = {
+  name: 'CI (registry)',
+  scopes: ['registry:write', 'validations:write'],
+};
+
+export const createdServiceTokenExample = {
+  data: {
+    id: tokenId,
+    name: 'CI (registry)',
+    token: 'cls_89abcdef0123456789abcdef0123456789abcdef',
+    scopes: ['registry:write', 'validations:write'],
+    created_at: T,
+  },
+};
+
+export const serviceTokenListExample = {
+  data: [
+    {
+      id: tokenId,
+      name: 'CI (registry)',
+      token_prefix: 'cls_89abcdef',
+      scopes: ['registry:write', 'validations:write'],
+      created_at: T,
+      revoked_at: null,
+      last_used_at: '2026-01-16T06:00:00.000Z',
+    },
+  ],
+};
+
+export const revokedServiceTokenExample = { data: { id: tokenId, revoked_at: T } };
+
+/**
+ * A registry document, as YAML (shown in the route's description and as the
+ * application/yaml example) and as the data it reads as (the JSON example);
+ * the tests check that the two are the same document and that it applies.
+ */
+export const registryDocumentYaml = `organization: acme
+defaults:
+  project: Core Analytics
+  domain: Finance
+  owner_team: Finance Analytics
+metrics:
+  - key: net_revenue_retention
+    name: Net Revenue Retention
+    description: Revenue kept from last year's customers, expansion included.
+    sql_expression: SUM(arr_end_of_period) / NULLIF(SUM(arr_start_of_period), 0)
+    lifecycle_status: RELEASED
+    definition_version: "3.0.0"
+    policy_tier: tier_1
+    scope: enterprise_canonical
+    aliases: [NRR, net dollar retention]
+    grains: [month, quarter, year]
+    business_definition:
+      included: Subscription revenue of customers active twelve months ago.
+      excluded: One-off services and refunds issued after period close.
+      time_window: trailing twelve months, at month end
+    versions:
+      - definition_version: "3.0.0"
+        status: released
+        released_at: 2026-02-15T00:00:00Z
+    approvals:
+      - definition_version: "3.0.0"
+        approver_role: finance_controller
+        approver: ada@acme.example
+        decision: approved
+        decided_at: 2026-02-14T10:00:00Z
+    relationships:
+      - kind: supersedes
+        target: net_revenue_retention_legacy
+  - key: net_revenue_retention_legacy
+    name: Net Revenue Retention (legacy)
+    description: The definition before expansion revenue was counted.
+    sql_expression: SUM(arr_retained) / NULLIF(SUM(arr_start_of_period), 0)
+    lifecycle_status: DEPRECATED
+`;
+
+export const registryDocumentExample = {
+  organization: 'acme',
+  defaults: { project: 'Core Analytics', domain: 'Finance', owner_team: 'Finance Analytics' },
+  metrics: [
+    {
+      key: 'net_revenue_retention',
+      name: 'Net Revenue Retention',
+      description: "Revenue kept from last year's customers, expansion included.",
+      sql_expression: 'SUM(arr_end_of_period) / NULLIF(SUM(arr_start_of_period), 0)',
+      lifecycle_status: 'RELEASED',
+      definition_version: '3.0.0',
+      policy_tier: 'tier_1',
+      scope: 'enterprise_canonical',
+      aliases: ['NRR', 'net dollar retention'],
+      grains: ['month', 'quarter', 'year'],
+      business_definition: {
+        included: 'Subscription revenue of customers active twelve months ago.',
+        excluded: 'One-off services and refunds issued after period close.',
+        time_window: 'trailing twelve months, at month end',
+      },
+      versions: [{ definition_version: '3.0.0', status: 'released', released_at: '2026-02-15T00:00:00Z' }],
+      approvals: [
+        {
+          definition_version: '3.0.0',
+          approver_role: 'finance_controller',
+          approver: 'ada@acme.example',
+          decision: 'approved',
+          decided_at: '2026-02-14T10:00:00Z',
+        },
+      ],
+      relationships: [{ kind: 'supersedes', target: 'net_revenue_retention_legacy' }],
+    },
+    {
+      key: 'net_revenue_retention_legacy',
+      name: 'Net Revenue Retention (legacy)',
+      description: 'The definition before expansion revenue was counted.',
+      sql_expression: 'SUM(arr_retained) / NULLIF(SUM(arr_start_of_period), 0)',
+      lifecycle_status: 'DEPRECATED',
+    },
+  ],
+};
+
+const totals = (counts: Partial<Record<'created' | 'updated' | 'unchanged' | 'absent' | 'removed', number>>) => ({
+  created: 0,
+  updated: 0,
+  unchanged: 0,
+  absent: 0,
+  removed: 0,
+  ...counts,
+});
+
+/** The example document applied to an organization that had `arr_old` and not `net_revenue_retention_legacy`. */
+export const registryPlanExample = {
+  data: {
+    plan: [
+      {
+        key: 'net_revenue_retention',
+        result: 'updated',
+        changed_fields: ['lifecycle_status', 'definition_version', 'versions', 'approvals', 'relationships'],
+      },
+      { key: 'net_revenue_retention_legacy', result: 'created', changed_fields: [] },
+      { key: 'arr_old', result: 'absent', changed_fields: [] },
+    ],
+    totals: totals({ created: 1, updated: 1, absent: 1 }),
+    dry_run: false,
+    applied: true,
+  },
+};
+
+export const registryDryRunExample = {
+  data: {
+    plan: [
+      { key: 'net_revenue_retention', result: 'unchanged', changed_fields: [] },
+      { key: 'net_revenue_retention_legacy', result: 'unchanged', changed_fields: [] },
+      { key: 'arr_old', result: 'removed', changed_fields: [] },
+    ],
+    totals: totals({ unchanged: 2, removed: 1 }),
+    dry_run: true,
+    applied: false,
+  },
+};
+
+export const registryNoChangeExample = {
+  data: {
+    plan: [
+      { key: 'net_revenue_retention', result: 'unchanged', changed_fields: [] },
+      { key: 'net_revenue_retention_legacy', result: 'unchanged', changed_fields: [] },
+    ],
+    totals: totals({ unchanged: 2 }),
+    dry_run: false,
+    applied: false,
+  },
+};
+
+export const validationsRequestExample = {
+  results: [
+    {
+      metric_key: 'net_revenue_retention',
+      ran_at: '2026-03-01T06:00:00Z',
+      status: 'passed',
+      details: 'dbt test: 4 of 4 assertions passed',
+      source: 'dbt-ci',
+    },
+    { metric_key: 'net_revenue_retention_legacy', ran_at: '2026-03-01T06:00:00Z', status: 'failed', source: 'dbt-ci' },
+  ],
+};
+
+export const recordedValidationsExample = { data: { recorded: 2, duplicates: 0 } };

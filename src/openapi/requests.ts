@@ -84,9 +84,7 @@ export const RegistryMetric = z
       .trim()
       .min(1)
       .optional()
-      .describe(
-        fromDefaults('a project **name** of the organization, created when missing; required unless in `defaults`'),
-      ),
+      .describe('a project **name** of the organization, created when missing; required unless in `defaults`'),
     domain: z
       .string()
       .trim()
@@ -94,7 +92,7 @@ export const RegistryMetric = z
       .nullable()
       .default(null)
       .describe(fromDefaults('a domain **name**, created when missing, or null')),
-    owner_team: owner_team.optional().describe(fromDefaults('required unless in `defaults`')),
+    owner_team: owner_team.optional().describe('required unless in `defaults`'),
     owner_display_name: metricDefinitionShape.owner_display_name.describe(fromDefaults('default null')),
     metric_type: metric_type.default('base').describe(fromDefaults('for example base or derived')),
     lifecycle_status: lifecycle_status.default(LifecycleStatus.DRAFT).describe(fromDefaults('canonical lifecycle')),
@@ -106,8 +104,11 @@ export const RegistryMetric = z
     template_name: metricDefinitionShape.template_name.optional().describe('default: the metric type'),
     grains: z.array(z.string()).default([]),
     default_grain: z.string().optional().describe('one of `grains`; default the first grain, or "" without grains'),
-    versions: z.array(RegistryVersion).default([]).describe("the metric's versions, made to match this list exactly"),
-    approvals: z.array(RegistryApproval).default([]).describe('made to match this list exactly'),
+    versions: z
+      .array(RegistryVersion)
+      .default([])
+      .describe("default []; the metric's versions, made to match this list exactly"),
+    approvals: z.array(RegistryApproval).default([]).describe('default []; made to match this list exactly'),
     relationships: z.array(RegistryRelationship).default([]).describe('made to match this list exactly'),
   })
   .describe(

@@ -10,15 +10,23 @@
  * definition_version; an approval's, of the metric id and its identity; a
  * new project's or domain's, of the organization id and its name. A metric
  * already in the registry keeps its id.
+ *
+ * Planning is in two steps so that an apply reads only what it compares:
+ * {@link desireDocument} makes each metric's rows and a hash of them, and a
+ * metric whose stored `applied_hash` (the hash of the entry it was last
+ * applied from) is the same is unchanged without reading it; the others are
+ * read (src/registry/state.ts) and compared field by field in
+ * {@link planApply}.
  */
 
+import { hash } from 'node:crypto';
 import { metricRow } from '../fixtures/rows.js';
 import type { FixtureMetric } from '../fixtures/schema.js';
 import { Prisma } from '../generated/prisma/client.js';
 import { uuidV5 } from '../uuid.js';
 import type { RegistryDocument, RegistryMetric } from './document.js';
 import { RegistryError, type RegistryProblem } from './registry-error.js';
-import type { RegistryState, StoredMetric } from './state.js';
+import type { RegistryState, StoredMetric, StoredSummary } from './state.js';
 
 export const PLAN_RESULTS = ['created', 'updated', 'unchanged', 'absent', 'removed'] as const;
 export type PlanResult = (typeof PLAN_RESULTS)[number];
@@ -113,7 +121,7 @@ const sameList = (a: string[], b: string[]) => a.length === b.length && a.every(
 
 interface Resolver {
   state: RegistryState;
-  writes: PlanWrites;
+  writes: Pick<PlanWrites, 'projects' | 'domains'>;
   problems: RegistryProblem[];
   idsByKey: Map<string, string>;
 }
@@ -192,11 +200,15 @@ function desiredGovernance(resolver: Resolver, metric: RegistryMetric, m: number
       comment: approval.comment,
     };
   });
-  const relationships = metric.relationships.map((relationship) => ({
-    metricId,
-    kind: relationship.kind,
-    targetMetricId: resolver.idsByKey.get(relationship.target) ?? '',
-  }));
+  const relationships = metric.relationships.map((relationship) => {
+    const targetMetricId = resolver.idsByKey.get(relationship.target) ?? '';
+    return {
+      id: uuidV5(metricId, `relationship:${relationship.kind}:${targetMetricId}`),
+      metricId,
+      kind: relationship.kind,
+      targetMetricId,
+    };
+  });
   return { versions, approvals, relationships };
 }
 
@@ -232,11 +244,26 @@ const approvalsIdentity = (approvals: ApprovalLike[], versionOf: (i: number) => 
     ]),
   );
 
-function changedFields(desired: MetricRow, stored: StoredMetric): string[] {
+/** The document fields of a metric that differ from its stored state, in the document's order of fields. */
+function changedFields(metric: DesiredMetric, stored: StoredMetric): string[] {
   const row = stored as unknown as Record<string, unknown>;
-  return FIELD_COLUMNS.filter(([, columns]) =>
-    columns.some((column) => canonical(desired[column] ?? null) !== canonical(row[column] ?? null)),
+  const fields = FIELD_COLUMNS.filter(([, columns]) =>
+    columns.some((column) => canonical(metric.row[column] ?? null) !== canonical(row[column] ?? null)),
   ).map(([field]) => field);
+  const { governance } = metric;
+  if (!sameList(versionsIdentity(governance.versions), versionsIdentity(stored.versions))) fields.push('versions');
+  const storedVersionNames = new Map(stored.versions.map((v) => [v.id, v.definitionVersion]));
+  const approvalsDiffer = !sameList(
+    approvalsIdentity(governance.approvals, (a) => metric.approvalVersions[a] ?? null),
+    approvalsIdentity(stored.approvals, (a) => {
+      const versionId = stored.approvals[a]?.versionId;
+      return versionId ? (storedVersionNames.get(versionId) ?? versionId) : null;
+    }),
+  );
+  if (approvalsDiffer) fields.push('approvals');
+  const storedRelations = sortedCanonical(stored.relationships.map((r) => [r.kind, r.target.key]));
+  if (!sameList(sortedCanonical(metric.relationshipKeys), storedRelations)) fields.push('relationships');
+  return fields;
 }
 
 /** Relationship targets must exist after the apply: in the document, or kept in the registry. */
@@ -266,12 +293,106 @@ export interface PlanOptions {
   now: Date;
 }
 
-/** The plan of applying `document` to `state`; RegistryError when the document cannot apply to it. */
-export function planApply(document: RegistryDocument, state: RegistryState, options: PlanOptions): Plan {
+/** What the document asks of one metric: its rows, the hash of them, and the stored metric of its key. */
+export interface DesiredMetric {
+  key: string;
+  id: string;
+  stored: StoredSummary | undefined;
+  row: MetricRow;
+  governance: Governance;
+  /** the approvals' definition_versions, in the document's order */
+  approvalVersions: (string | null)[];
+  /** relationships as `[kind, target key]` */
+  relationshipKeys: [string, string][];
+  hash: string;
+}
+
+export interface DesiredDocument {
+  metrics: DesiredMetric[];
+  projects: Prisma.ProjectCreateManyInput[];
+  domains: Prisma.DomainCreateManyInput[];
+}
+
+/** The hash of everything an apply writes of a metric, but its timestamps. */
+function entryHash(row: MetricRow, governance: Governance): string {
+  const { id: _id, orgId: _org, createdAt: _created, updatedAt: _updated, appliedHash: _hash, ...fields } = row;
+  return hash(
+    'sha256',
+    canonical([
+      'registry-entry-1',
+      fields,
+      versionsIdentity(governance.versions),
+      approvalsIdentity(governance.approvals, (a) => governance.approvals[a]?.versionId ?? null),
+      sortedCanonical(governance.relationships.map((r) => [r.kind, r.targetMetricId])),
+    ]),
+    'base64url',
+  );
+}
+
+/**
+ * Step one: the rows the document asks for, resolved against the registry's
+ * names and members. RegistryError when it cannot apply to this registry
+ * (a relationship to no metric, an approver who is not a member).
+ */
+export function desireDocument(
+  document: RegistryDocument,
+  state: RegistryState,
+  options: PlanOptions,
+): DesiredDocument {
   const now = options.now.toISOString();
+  const storedByKey = new Map(state.metrics.map((metric) => [metric.key, metric]));
+  const idsByKey = new Map(state.metrics.map((metric) => [metric.key, metric.id]));
+  for (const metric of document.metrics) {
+    if (!idsByKey.has(metric.key)) idsByKey.set(metric.key, uuidV5(state.orgId, metric.key));
+  }
+  const problems = checkTargets(document, state, options.prune);
+  const created: Pick<PlanWrites, 'projects' | 'domains'> = { projects: [], domains: [] };
+  const resolver: Resolver = {
+    state: { ...state, projects: new Map(state.projects), domains: new Map(state.domains) },
+    writes: created,
+    problems,
+    idsByKey,
+  };
+  const metrics = document.metrics.map((metric, m): DesiredMetric => {
+    const stored = storedByKey.get(metric.key);
+    const id = stored?.id ?? (idsByKey.get(metric.key) as string);
+    const row = desiredRow(resolver, metric, id, now);
+    const governance = desiredGovernance(resolver, metric, m, id);
+    return {
+      key: metric.key,
+      id,
+      stored,
+      row,
+      governance,
+      approvalVersions: metric.approvals.map((approval) => approval.definition_version),
+      relationshipKeys: metric.relationships.map((r) => [r.kind, r.target]),
+      hash: entryHash(row, governance),
+    };
+  });
+  if (problems.length > 0) throw new RegistryError(problems);
+  return { metrics, ...created };
+}
+
+/** Ids of the stored metrics that step two must read: those whose stored hash is not the document's. */
+export function metricsToCompare(desired: DesiredDocument): string[] {
+  return desired.metrics.flatMap((metric) =>
+    metric.stored && metric.stored.appliedHash !== metric.hash ? [metric.stored.id] : [],
+  );
+}
+
+/**
+ * Step two: the plan, from step one and the stored metrics it named
+ * (`details`, by id). A metric whose hash matches is unchanged unread.
+ */
+export function planApply(
+  desired: DesiredDocument,
+  state: RegistryState,
+  details: ReadonlyMap<string, StoredMetric>,
+  options: PlanOptions,
+): Plan {
   const writes: PlanWrites = {
-    projects: [],
-    domains: [],
+    projects: desired.projects,
+    domains: desired.domains,
     created: [],
     updated: [],
     governanceOf: [],
@@ -281,67 +402,38 @@ export function planApply(document: RegistryDocument, state: RegistryState, opti
     relationships: [],
     removed: [],
   };
-  const storedByKey = new Map(state.metrics.map((metric) => [metric.key, metric]));
-  const idsByKey = new Map(state.metrics.map((metric) => [metric.key, metric.id]));
-  for (const metric of document.metrics) {
-    if (!idsByKey.has(metric.key)) idsByKey.set(metric.key, uuidV5(state.orgId, metric.key));
-  }
-  const problems = checkTargets(document, state, options.prune);
-  const resolver: Resolver = {
-    state: { ...state, projects: new Map(state.projects), domains: new Map(state.domains) },
-    writes,
-    problems,
-    idsByKey,
-  };
   const entries: PlanEntry[] = [];
-  document.metrics.forEach((metric, m) => {
-    const stored = storedByKey.get(metric.key);
-    const id = stored?.id ?? (idsByKey.get(metric.key) as string);
-    const row = desiredRow(resolver, metric, id, now);
-    const governance = desiredGovernance(resolver, metric, m, id);
-    if (!stored) {
+  for (const metric of desired.metrics) {
+    const { id, governance } = metric;
+    const row = { ...metric.row, appliedHash: metric.hash };
+    if (!metric.stored) {
       writes.created.push(row);
       writes.versions.push(...governance.versions);
       writes.approvals.push(...governance.approvals);
       writes.relationships.push(...governance.relationships);
       entries.push({ key: metric.key, result: 'created', changed_fields: [] });
-      return;
+      continue;
     }
-    const fields = changedFields(row, stored);
-    const storedVersionNames = new Map(stored.versions.map((v) => [v.id, v.definitionVersion]));
-    const versionsDiffer = !sameList(versionsIdentity(governance.versions), versionsIdentity(stored.versions));
-    const approvalsDiffer = !sameList(
-      approvalsIdentity(governance.approvals, (a) => metric.approvals[a]?.definition_version ?? null),
-      approvalsIdentity(stored.approvals, (a) => {
-        const versionId = stored.approvals[a]?.versionId;
-        return versionId ? (storedVersionNames.get(versionId) ?? versionId) : null;
-      }),
-    );
-    if (versionsDiffer) fields.push('versions');
-    if (approvalsDiffer) fields.push('approvals');
-    // Approvals point at versions: the two are replaced together.
-    if (versionsDiffer || approvalsDiffer) {
+    const stored = metric.stored.appliedHash === metric.hash ? undefined : details.get(id);
+    const fields = stored ? changedFields(metric, stored) : [];
+    if (stored && (fields.includes('versions') || fields.includes('approvals'))) {
+      // Approvals point at versions: the two are replaced together.
       writes.governanceOf.push(id);
       writes.versions.push(...governance.versions);
       writes.approvals.push(...governance.approvals);
     }
-    const desiredRelations = sortedCanonical(metric.relationships.map((r) => [r.kind, r.target]));
-    const storedRelations = sortedCanonical(stored.relationships.map((r) => [r.kind, r.target.key]));
-    if (!sameList(desiredRelations, storedRelations)) {
-      fields.push('relationships');
+    if (fields.includes('relationships')) {
       writes.relationshipsOf.push(id);
       writes.relationships.push(...governance.relationships);
     }
     if (fields.length === 0) {
       entries.push({ key: metric.key, result: 'unchanged', changed_fields: [] });
-      return;
+      continue;
     }
-    const { createdAt: _created, ...data } = row;
-    writes.updated.push({ id, data: { ...data, createdAt: stored.createdAt } });
+    writes.updated.push({ id, data: { ...row, createdAt: (stored as StoredMetric).createdAt } });
     entries.push({ key: metric.key, result: 'updated', changed_fields: fields });
-  });
-  if (problems.length > 0) throw new RegistryError(problems);
-  const listed = new Set(document.metrics.map((metric) => metric.key));
+  }
+  const listed = new Set(desired.metrics.map((metric) => metric.key));
   for (const stored of state.metrics) {
     if (listed.has(stored.key)) continue;
     if (options.prune) writes.removed.push(stored.id);

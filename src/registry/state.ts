@@ -1,8 +1,9 @@
 /**
- * What an apply compares a document with: the organization's metrics as they
- * are, with their versions, approvals and relationships, and the projects,
- * domains and members a document names. Read inside the apply's transaction,
- * after its lock, so the plan is made from the state it is applied to.
+ * What an apply compares a document with, read inside its transaction after
+ * its lock: first the organization's metrics by key with the hash of the
+ * entry each was last applied from, its projects, domains and members; then,
+ * for the metrics whose hash is not the document's, everything an apply
+ * compares (their fields, versions, approvals and relationships).
  */
 import type { Prisma } from '../generated/prisma/client.js';
 
@@ -16,14 +17,19 @@ const metricInclude = {
 
 export type StoredMetric = Prisma.MetricGetPayload<{ include: typeof metricInclude }>;
 
+export interface StoredSummary {
+  id: string;
+  key: string;
+  appliedHash: string | null;
+}
+
 export interface RegistryState {
   orgId: string;
-  metrics: StoredMetric[];
+  metrics: StoredSummary[];
   /** project and domain ids by name (the oldest when a name repeats) */
   projects: Map<string, string>;
   domains: Map<string, string>;
-  /** member emails by user id, and user ids by email */
-  memberEmails: Map<string, string>;
+  /** member user ids by lower-cased email */
   memberIds: Map<string, string>;
 }
 
@@ -34,13 +40,41 @@ function byName(rows: { id: string; name: string }[]): Map<string, string> {
 }
 
 export async function readRegistryState(reader: Reader, orgId: string): Promise<RegistryState> {
-  const [metrics, projects, domains, members] = await Promise.all([
-    reader.metric.findMany({ where: { orgId }, include: metricInclude, orderBy: { key: 'asc' } }),
-    reader.project.findMany({ where: { orgId }, select: { id: true, name: true }, orderBy: { id: 'asc' } }),
-    reader.domain.findMany({ where: { orgId }, select: { id: true, name: true }, orderBy: { id: 'asc' } }),
-    reader.membership.findMany({ where: { orgId }, select: { user: { select: { id: true, email: true } } } }),
-  ]);
-  const memberEmails = new Map(members.map(({ user }) => [user.id, user.email]));
+  const metrics = await reader.metric.findMany({
+    where: { orgId },
+    select: { id: true, key: true, appliedHash: true },
+    orderBy: { key: 'asc' },
+  });
+  const projects = await reader.project.findMany({
+    where: { orgId },
+    select: { id: true, name: true },
+    orderBy: { id: 'asc' },
+  });
+  const domains = await reader.domain.findMany({
+    where: { orgId },
+    select: { id: true, name: true },
+    orderBy: { id: 'asc' },
+  });
+  const members = await reader.membership.findMany({
+    where: { orgId },
+    select: { user: { select: { id: true, email: true } } },
+  });
   const memberIds = new Map(members.map(({ user }) => [user.email.toLowerCase(), user.id]));
-  return { orgId, metrics, projects: byName(projects), domains: byName(domains), memberEmails, memberIds };
+  return { orgId, metrics, projects: byName(projects), domains: byName(domains), memberIds };
+}
+
+/** Metrics a statement reads at most: the rows of a page of stored metrics stay small. */
+const PAGE = 500;
+
+/** The stored metrics of `ids`, with what an apply compares, by id. */
+export async function readStoredMetrics(reader: Reader, ids: readonly string[]): Promise<Map<string, StoredMetric>> {
+  const stored = new Map<string, StoredMetric>();
+  for (let i = 0; i < ids.length; i += PAGE) {
+    const page = await reader.metric.findMany({
+      where: { id: { in: ids.slice(i, i + PAGE) } },
+      include: metricInclude,
+    });
+    for (const metric of page) stored.set(metric.id, metric);
+  }
+  return stored;
 }

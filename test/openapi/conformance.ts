@@ -124,5 +124,21 @@ export function createConformance(document: OpenApiDocument) {
     expect(validate(value), `${label}: ${errorsOf(validate)}`).toBe(true);
   }
 
-  return { expectConforms, expectValid, deref };
+  /** Whether `value` validates against `schema` (a schema of the document, or a reference to one). */
+  function validates(schema: Json, value: unknown): boolean {
+    return compile(`schema ${JSON.stringify(schema)}`, schema)(value) === true;
+  }
+
+  /** Asserts that `body`, sent as `mediaType` to `method path` and accepted, is one the document describes. */
+  function expectRequestConforms(method: string, path: string, mediaType: string, body: unknown): void {
+    const operation = document.paths[path]?.[method.toLowerCase()];
+    if (!operation) throw new Error(`${method} ${path} is not in the document`);
+    const requestBody = deref(operation.requestBody as Json);
+    const media = (requestBody.content as Record<string, Json>)[mediaType];
+    expect(media, `${method} ${path} documents a ${mediaType} body`).toBeDefined();
+    const validate = compile(`${method} ${path} ${mediaType} request`, media?.schema as Json);
+    expect(validate(body), `${method} ${path} request body: ${errorsOf(validate)}`).toBe(true);
+  }
+
+  return { expectConforms, expectValid, validates, expectRequestConforms, deref };
 }

@@ -9,12 +9,15 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import type { InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openApiDocument } from '../../src/openapi/document.js';
+import { registryDocumentExample, registryDocumentYaml } from '../../src/openapi/examples.js';
+import { parseRegistryDocument } from '../../src/registry/document.js';
+import { parseDocumentText } from '../../src/registry/text.js';
 import { newKeySecret, registry } from '../fixtures/registry.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { createConformance } from './conformance.js';
 
 const document = openApiDocument();
-const { expectConforms, expectValid, deref } = createConformance(document);
+const { expectConforms, expectValid, validates, expectRequestConforms, deref } = createConformance(document);
 
 const r = registry();
 const acme = r.org({ fiscal_calendar_start_month: 4 });
@@ -70,6 +73,16 @@ async function expectRoute(method: 'GET' | 'POST' | 'DELETE', template: string, 
   return res;
 }
 
+/** For the statuses whose bodies the document lists exhaustively: the body is one of the examples. */
+function expectDocumentedBody(method: string, template: string, res: { statusCode: number; body: string }) {
+  const operation = document.paths[template]?.[method.toLowerCase()] as { responses: Record<string, object> };
+  const response = deref({ ...operation.responses[String(res.statusCode)] }) as {
+    content: { 'application/json': { examples: Record<string, { value: unknown }> } };
+  };
+  const examples = Object.values(response.content['application/json'].examples).map((example) => example.value);
+  expect(examples, `${method} ${template} ${res.statusCode} ${res.body}`).toContainEqual(JSON.parse(res.body));
+}
+
 describe('the document', () => {
   it('is valid OpenAPI 3.1', async () => {
     const result = await new Validator().validate(structuredClone(document) as Record<string, unknown>);
@@ -92,6 +105,11 @@ describe('the document', () => {
         'GET /healthz',
         'GET /readyz',
         'POST /api/api-keys',
+        'PUT /api/registry',
+        'POST /api/validations',
+        'POST /api/service-tokens',
+        'GET /api/service-tokens',
+        'DELETE /api/service-tokens/{token_id}',
       ].sort(),
     );
     const list = document.paths['/api/v1/metrics']?.get as { parameters: Record<string, unknown>[] };
@@ -117,7 +135,14 @@ describe('the document', () => {
       const media = node as { schema?: Record<string, unknown>; examples?: Record<string, { value: unknown }> };
       if (media.schema && media.examples) {
         for (const [name, example] of Object.entries(media.examples)) {
-          expectValid(media.schema, example.value, `${label} ${name}`);
+          // A YAML example is the text a client sends: what it reads as must match the schema.
+          let value = example.value;
+          if (label.endsWith('/application/yaml') && typeof value === 'string') {
+            const parsed = parseDocumentText(value, 'yaml');
+            expect(parsed.ok, `${label} ${name} is YAML as the route reads it`).toBe(true);
+            value = parsed.ok ? parsed.value : undefined;
+          }
+          expectValid(media.schema, value, `${label} ${name}`);
           count++;
         }
       }
@@ -125,6 +150,39 @@ describe('the document', () => {
     };
     visit(document, '#');
     expect(count).toBeGreaterThan(20);
+  });
+
+  it('accepts a service token on the write routes only, and a read key on no write route', () => {
+    const schemesOf = (operation: Record<string, unknown>) =>
+      ((operation.security as Record<string, string[]>[] | undefined) ?? []).flatMap((requirement) =>
+        Object.keys(requirement),
+      );
+    const withToken: string[] = [];
+    for (const [path, item] of Object.entries(document.paths)) {
+      for (const [method, operation] of Object.entries(item)) {
+        const schemes = schemesOf(operation);
+        if (schemes.includes('serviceToken')) withToken.push(`${method.toUpperCase()} ${path}`);
+        if (schemes.includes('bearerAuth')) expect(path, `${method} ${path}`).toMatch(/^\/api\/v1\/metrics/);
+      }
+    }
+    expect(withToken.sort()).toEqual(['POST /api/validations', 'PUT /api/registry']);
+    expect(document.paths['/api/registry']?.put?.security).toEqual([
+      { serviceToken: ['registry:write'] },
+      { sessionCookie: [] },
+    ]);
+    expect(document.paths['/api/validations']?.post?.security).toEqual([
+      { serviceToken: ['validations:write'] },
+      { sessionCookie: [] },
+    ]);
+  });
+
+  it('shows the registry document example as YAML and JSON, the same document, one the service reads', () => {
+    const yaml = parseDocumentText(registryDocumentYaml, 'yaml');
+    expect(yaml.ok).toBe(true);
+    expect(yaml.ok && yaml.value).toEqual(registryDocumentExample);
+    expect(parseRegistryDocument(registryDocumentExample).ok).toBe(true);
+    const put = document.paths['/api/registry']?.put as { requestBody: { description: string } };
+    expect(put.requestBody.description).toContain(registryDocumentYaml);
   });
 
   it('is served without credentials at GET /api/v1/openapi.json', async () => {
@@ -301,9 +359,11 @@ describe('key administration conforms', () => {
       [404, 'DELETE', `${KEYS}/{key_id}`, `${KEYS}/${randomUUID()}`, { headers: session(admin) }],
       [415, 'POST', KEYS, KEYS, { headers: { ...session(admin), 'content-type': 'text/plain' }, payload: 'name=x' }],
     ];
-    for (const [status, method, template, url, options] of cases) {
+    for (const [index, [status, method, template, url, options]] of cases.entries()) {
       const res = await expectRoute(method, template, url, options);
       expect(res.statusCode, `${method} ${url} ${res.body}`).toBe(status);
+      // The 400 examples are the messages of an empty name and of scopes other than the pair.
+      if (status !== 400 || index < 2) expectDocumentedBody(method, template, res);
     }
   });
 });
@@ -332,6 +392,439 @@ describe('a failed metric read conforms (500)', () => {
       }
     } finally {
       await broken.close();
+    }
+  });
+});
+
+/**
+ * The registry document's schema in the document is built beside the
+ * parser's (src/openapi/requests.ts): they must accept and refuse the same
+ * documents, field by field.
+ */
+describe('the RegistryDocument schema agrees with parseRegistryDocument', () => {
+  type Doc = Record<string, unknown>;
+  const schema = { $ref: '#/components/schemas/RegistryDocument' };
+  const components = document.components.schemas;
+  const propertiesOf = (name: string) => Object.keys(components[name]?.properties as Record<string, unknown>);
+  const itemProperties = (field: string) => {
+    const metric = components.RegistryMetric as { properties: Record<string, { items: { properties: Doc } }> };
+    return Object.keys(metric.properties[field]?.items.properties ?? {});
+  };
+
+  const minimal = { key: 'm', name: 'M', description: 'd', sql_expression: 'x', project: 'P', owner_team: 'T' };
+  const version = { definition_version: '1.0.0', status: 'released', released_at: '2026-02-15T00:00:00Z' };
+  const approval = {
+    definition_version: '1.0.0',
+    approver_role: 'finance_controller',
+    approver: null,
+    decision: 'approved',
+    decided_at: '2026-02-14T10:00:00Z',
+  };
+  const relationship = { kind: 'related_to', target: 'other' };
+  const doc = (metric: Doc, top: Doc = {}): Doc => ({ organization: 'acme', metrics: [metric], ...top });
+  /** Values of every JSON type; a field takes some of them and refuses others. */
+  const candidates: unknown[] = [12345, 1.5, 'x', '', true, null, [], ['x'], [1], {}, { a: 1 }];
+
+  function expectAgreement(value: unknown, label: string) {
+    const parsed = parseRegistryDocument(value);
+    const problems = parsed.ok ? [] : parsed.problems.map((p) => `${p.path.join('.')}: ${p.message}`);
+    expect(validates(schema, value), `${label}: schema ${validates(schema, value)}, parser ${problems}`).toBe(
+      parsed.ok,
+    );
+    return parsed.ok;
+  }
+
+  it('on whole documents', () => {
+    const cases: [string, unknown, boolean][] = [
+      ['the example', registryDocumentExample, true],
+      ['no metrics', { organization: 'acme', metrics: [] }, true],
+      ['a minimal metric', doc(minimal), true],
+      [
+        'project and owner_team from defaults',
+        doc(
+          { key: 'm', name: 'M', description: 'd', sql_expression: 'x' },
+          { defaults: { project: 'P', owner_team: 'T' } },
+        ),
+        true,
+      ],
+      [
+        'governance lists',
+        doc({ ...minimal, versions: [version], approvals: [approval], relationships: [relationship] }),
+        true,
+      ],
+      ['no organization', { metrics: [] }, false],
+      ['no metrics member', { organization: 'acme' }, false],
+      ['an unknown top-level member', { organization: 'acme', metrics: [], version: 1 }, false],
+      ['an unknown default', doc(minimal, { defaults: { name: 'N' } }), false],
+      ['a key with capitals', doc({ ...minimal, key: 'Net' }), false],
+      ['a key of 129 characters', doc({ ...minimal, key: 'k'.repeat(129) }), false],
+      ['a key of 128 characters', doc({ ...minimal, key: 'k'.repeat(128) }), true],
+      ['an unknown version member', doc({ ...minimal, versions: [{ ...version, id: 'x' }] }), false],
+      ['a version without status', doc({ ...minimal, versions: [{ ...version, status: undefined }] }), false],
+      [
+        'a timestamp without zone (read as UTC)',
+        doc({ ...minimal, versions: [{ ...version, released_at: '2026-02-15T00:00:00' }] }),
+        true,
+      ],
+      ['a date for a timestamp', doc({ ...minimal, versions: [{ ...version, released_at: '2026-02-15' }] }), false],
+    ];
+    for (const field of ['key', 'name', 'description', 'sql_expression']) {
+      cases.push([`no ${field}`, doc({ ...minimal, [field]: undefined }), false]);
+    }
+    for (const field of ['project', 'owner_team']) {
+      // Required unless in defaults: the schema cannot say "unless", so it is the one case where they differ.
+      expect(parseRegistryDocument(doc({ ...minimal, [field]: undefined })).ok).toBe(false);
+    }
+    for (const field of [
+      'id',
+      'project_id',
+      'domain_id',
+      'created_at',
+      'updated_at',
+      'validations',
+      'challenges',
+      'threads',
+    ]) {
+      cases.push([`a metric with ${field}`, doc({ ...minimal, [field]: field.endsWith('s') ? [] : 'x' }), false]);
+    }
+    for (const [label, value, accepted] of cases) {
+      const clean = JSON.parse(JSON.stringify(value));
+      expect(expectAgreement(clean, label), label).toBe(accepted);
+    }
+  });
+
+  it('on every field of a metric, of defaults, and of versions, approvals and relationships', () => {
+    let accepted = 0;
+    let refused = 0;
+    const probe = (build: (value: unknown) => unknown, label: string, skip: unknown[] = []) => {
+      for (const value of candidates) {
+        if (skip.some((s) => JSON.stringify(s) === JSON.stringify(value))) continue;
+        if (expectAgreement(build(value), `${label} = ${JSON.stringify(value)}`)) accepted++;
+        else refused++;
+      }
+    };
+    for (const field of propertiesOf('RegistryMetric')) {
+      probe((value) => doc({ ...minimal, key: 'metric', [field]: value }), `metrics[0].${field}`);
+    }
+    for (const field of propertiesOf('RegistryDefaults')) {
+      probe((value) => doc(minimal, { defaults: { [field]: value } }), `defaults.${field}`);
+    }
+    const lists: [string, Doc][] = [
+      ['versions', version],
+      ['approvals', approval],
+      ['relationships', relationship],
+    ];
+    for (const [list, item] of lists) {
+      for (const field of itemProperties(list)) {
+        // approvals[].definition_version must name one of the metric's versions: a rule across fields.
+        const skip = list === 'approvals' && field === 'definition_version' ? ['x', ''] : [];
+        probe(
+          (value) => doc({ ...minimal, versions: [version], [list]: [{ ...item, [field]: value }] }),
+          `metrics[0].${list}[0].${field}`,
+          skip,
+        );
+      }
+    }
+    expect(accepted).toBeGreaterThan(100);
+    expect(refused).toBeGreaterThan(100);
+  });
+});
+
+describe('registry write routes and service tokens conform', () => {
+  const REGISTRY = '/api/registry';
+  const VALIDATIONS = '/api/validations';
+  const TOKENS = '/api/service-tokens';
+  const TOKEN = '/api/service-tokens/{token_id}';
+  type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
+
+  const w = registry();
+  // The examples' organization and approver, so that the documented example applies as it is.
+  const org = w.org({ slug: 'acme' });
+  const readKey = org.key();
+  const admin = org.user({ role: 'admin', email: 'ada@acme.example', session_token: true });
+  const member = org.user({ role: 'member', session_token: true });
+  const old = org.metric({ key: 'arr_old', name: 'ARR (old)', lifecycle_status: 'RELEASED' });
+  org.validation(old, { ran_at: '2025-01-01T00:00:00Z', status: 'passed' });
+
+  const TOKEN_RATE_LIMIT = 5;
+  let app: TestApp;
+  beforeAll(async () => {
+    // Sessions get a budget that no test here spends; every service token has TOKEN_RATE_LIMIT a minute.
+    app = await startTestApp({ fixture: w.build(), defaultRateLimit: 10_000, serviceTokenRateLimit: TOKEN_RATE_LIMIT });
+  });
+  afterAll(() => app.close());
+
+  const cookie = (user: { session_token?: string }) => ({ cookie: `session=${user.session_token}` });
+  const asJson = { 'content-type': 'application/json' };
+  const asYaml = { 'content-type': 'application/yaml' };
+
+  async function route(method: Method, template: string, url: string, options: InjectOptions = {}) {
+    const res = await app.inject({ method, url, ...options });
+    expectConforms(method, template, { statusCode: res.statusCode, headers: res.headers, body: res.body });
+    return res;
+  }
+
+  async function newToken(scopes: string[]) {
+    const body = { name: `CI ${scopes.join(' ')}`, scopes };
+    expectRequestConforms('POST', TOKENS, 'application/json', body);
+    const res = await route('POST', TOKENS, TOKENS, {
+      headers: { ...cookie(admin), ...asJson },
+      payload: JSON.stringify(body),
+    });
+    expect(res.statusCode).toBe(201);
+    return res.json().data as { id: string; token: string };
+  }
+
+  const bearerOf = (token: { token: string }) => ({ authorization: `Bearer ${token.token}` });
+
+  /** A PUT the route accepts: the body is one the document describes, and the answer conforms. */
+  async function apply(query: string, headers: Record<string, string>, body: unknown, format: 'json' | 'yaml') {
+    const text = format === 'json' ? JSON.stringify(body) : String(body);
+    const parsed = format === 'json' ? body : (parseDocumentText(text, 'yaml') as { value: unknown }).value;
+    expectRequestConforms('PUT', REGISTRY, format === 'json' ? 'application/json' : 'application/yaml', parsed);
+    const res = await route('PUT', REGISTRY, `${REGISTRY}${query}`, {
+      headers: { ...headers, ...(format === 'json' ? asJson : asYaml) },
+      payload: text,
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    return res.json().data;
+  }
+
+  const entry = (key: string, result: string, changed_fields: string[] = []) => ({ key, result, changed_fields });
+
+  it('service tokens: create (201), list (200), revoke (200, again 200)', async () => {
+    const token = await newToken(['registry:write', 'validations:write']);
+    expect(token.token).toMatch(/^cls_[0-9a-f]{40}$/);
+    // Used once, so that the list shows last_used_at too.
+    await apply('?dry_run=true', bearerOf(token), { organization: 'acme', metrics: [] }, 'json');
+    const listed = await route('GET', TOKENS, TOKENS, { headers: cookie(admin) });
+    expect(listed.statusCode).toBe(200);
+    expect(listed.json().data.find((t: { id: string }) => t.id === token.id).last_used_at).not.toBeNull();
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const revoked = await route('DELETE', TOKEN, `${TOKENS}/${token.id}`, { headers: cookie(admin) });
+      expect(revoked.statusCode).toBe(200);
+    }
+    const afterRevocation = await route('GET', TOKENS, TOKENS, { headers: cookie(admin) });
+    expect(afterRevocation.json().data.find((t: { id: string }) => t.id === token.id).revoked_at).not.toBeNull();
+  });
+
+  it('service tokens: 400, 401, 403, 404, 415', async () => {
+    const json = (body: unknown) => ({ headers: { ...cookie(admin), ...asJson }, payload: JSON.stringify(body) });
+    const cases: [number, Method, string, string, InjectOptions][] = [
+      [400, 'POST', TOKENS, TOKENS, json({ name: '', scopes: ['registry:write'] })],
+      [400, 'POST', TOKENS, TOKENS, json({ name: 'CI', scopes: ['metrics:read'] })],
+      [400, 'POST', TOKENS, TOKENS, json({ name: 'CI', scopes: [] })],
+      [400, 'POST', TOKENS, TOKENS, { headers: { ...cookie(admin), ...asJson }, payload: '{' }],
+      [401, 'GET', TOKENS, TOKENS, {}],
+      [401, 'POST', TOKENS, TOKENS, { headers: { cookie: 'session=unknown' } }],
+      [403, 'GET', TOKENS, TOKENS, { headers: cookie(member) }],
+      [
+        403,
+        'DELETE',
+        TOKEN,
+        `${TOKENS}/${randomUUID()}`,
+        { headers: { ...cookie(admin), origin: 'https://evil.example' } },
+      ],
+      [404, 'DELETE', TOKEN, `${TOKENS}/${randomUUID()}`, { headers: cookie(admin) }],
+      [404, 'DELETE', TOKEN, `${TOKENS}/not-a-uuid`, { headers: cookie(admin) }],
+      [415, 'POST', TOKENS, TOKENS, { headers: { ...cookie(admin), 'content-type': 'text/plain' }, payload: 'name=x' }],
+    ];
+    for (const [index, [status, method, template, url, options]] of cases.entries()) {
+      const res = await route(method, template, url, options);
+      expect(res.statusCode, `${method} ${url} ${res.body}`).toBe(status);
+      // The 400 examples are the messages of an empty name and of a scope that is not a write scope.
+      if (status !== 400 || index < 2) expectDocumentedBody(method, template, res);
+    }
+  });
+
+  it('PUT /api/registry (200): the example as JSON then YAML, a dry run with prune, an update by a session', async () => {
+    const token = await newToken(['registry:write']);
+    const first = await apply('', bearerOf(token), registryDocumentExample, 'json');
+    expect(first.plan).toEqual([
+      entry('net_revenue_retention', 'created'),
+      entry('net_revenue_retention_legacy', 'created'),
+      entry('arr_old', 'absent'),
+    ]);
+    expect([first.totals, first.dry_run, first.applied]).toEqual([
+      { created: 2, updated: 0, unchanged: 0, absent: 1, removed: 0 },
+      false,
+      true,
+    ]);
+
+    const again = await apply('', bearerOf(token), registryDocumentYaml, 'yaml');
+    expect(again.totals).toEqual({ created: 0, updated: 0, unchanged: 2, absent: 1, removed: 0 });
+    expect(again.applied).toBe(false);
+
+    const dryRun = await apply('?dry_run=true&prune=1', cookie(admin), registryDocumentYaml, 'yaml');
+    expect(dryRun.plan.at(-1)).toEqual(entry('arr_old', 'removed'));
+    expect([dryRun.dry_run, dryRun.applied]).toEqual([true, false]);
+
+    const [retention, legacy] = registryDocumentExample.metrics;
+    const changed = { ...registryDocumentExample, metrics: [retention, { ...legacy, lifecycle_status: 'RELEASED' }] };
+    const updated = await apply('?dry_run=false', cookie(admin), changed, 'json');
+    expect(updated.plan[1]).toEqual(entry('net_revenue_retention_legacy', 'updated', ['lifecycle_status']));
+    expect(updated.applied).toBe(true);
+  });
+
+  it('POST /api/validations (200): recorded, then the same results again as duplicates; the verdict follows', async () => {
+    const token = await newToken(['validations:write']);
+    const results = {
+      results: [
+        { metric_key: 'arr_old', ran_at: '2026-03-01T06:00:00Z', status: 'passed', source: 'dbt-ci' },
+        { metric_key: 'arr_old', ran_at: '2026-03-02T06:00:00Z', status: 'failed', details: '2 rows differ' },
+      ],
+    };
+    expectRequestConforms('POST', VALIDATIONS, 'application/json', results);
+    const post = (headers: Record<string, string>) =>
+      route('POST', VALIDATIONS, VALIDATIONS, { headers: { ...headers, ...asJson }, payload: JSON.stringify(results) });
+    const recorded = await post(bearerOf(token));
+    expect([recorded.statusCode, recorded.json()]).toEqual([200, { data: { recorded: 2, duplicates: 0 } }]);
+    const again = await post(cookie(admin));
+    expect([again.statusCode, again.json()]).toEqual([200, { data: { recorded: 0, duplicates: 2 } }]);
+
+    // The contract with the new reason conforms to the document's Trust.
+    const CONTRACT = '/api/v1/metrics/{id}/contract';
+    const contract = await route('GET', CONTRACT, `/api/v1/metrics/${old.id}/contract`, {
+      headers: { authorization: `Bearer ${readKey.secret}` },
+    });
+    expect(contract.json().data.trust.reasons).toContain('failed_validation');
+  });
+
+  it('write routes: 400 naming the place of each problem; nothing written', async () => {
+    const asAdmin = (type: Record<string, string>) => ({ ...cookie(admin), ...type });
+    const invalid = {
+      organization: 'acme',
+      metrics: [
+        {
+          key: 'a',
+          name: 'A',
+          description: 'd',
+          sql_expression: 'x',
+          project: 'P',
+          owner_team: 'T',
+          lifecycle_status: 'SHIPPED',
+        },
+        { key: 'a', name: 'A', description: 'd', sql_expression: 'x', project: 'P', owner_team: 'T', colour: 'red' },
+      ],
+    };
+    const notMember = {
+      ...registryDocumentExample,
+      metrics: registryDocumentExample.metrics.map((metric) =>
+        metric.approvals
+          ? { ...metric, approvals: [{ ...metric.approvals[0], approver: 'bob@acme.example' }] }
+          : metric,
+      ),
+    };
+    const cases: [Method, string, Record<string, string>, string, RegExp][] = [
+      ['PUT', REGISTRY, asAdmin(asJson), '{', /^not valid JSON/],
+      [
+        'PUT',
+        REGISTRY,
+        asAdmin(asYaml),
+        'organization: acme\nmetrics:\n  - &m { key: a }\n  - *m\n',
+        /^line 3, column \d+: anchors \(&m\) are not allowed$/,
+      ],
+      ['PUT', REGISTRY, asAdmin(asYaml), 'organization: acme\norganization: acme\nmetrics: []\n', /duplicate key/],
+      ['PUT', REGISTRY, asAdmin(asJson), JSON.stringify(invalid), /^metrics\[0\]\.lifecycle_status: /],
+      ['PUT', REGISTRY, asAdmin(asYaml), JSON.stringify(notMember), /approver .*bob@acme\.example is not a member/],
+      [
+        'PUT',
+        `${REGISTRY}?dry_run=maybe`,
+        asAdmin(asJson),
+        JSON.stringify(registryDocumentExample),
+        /^dry_run must be true or false$/,
+      ],
+      [
+        'POST',
+        VALIDATIONS,
+        asAdmin(asJson),
+        '{"results":[{"metric_key":"nope","ran_at":"2026-03-01T06:00:00Z","status":"passed"}]}',
+        /^results\[0\]\.metric_key: no metric/,
+      ],
+      ['POST', VALIDATIONS, asAdmin(asJson), '{"results":[]}', /^results: /],
+      ['POST', VALIDATIONS, asAdmin(asJson), '[', /^not valid JSON/],
+    ];
+    for (const [method, url, headers, payload, message] of cases) {
+      const template = url.split('?')[0] as string;
+      const res = await route(method, template, url, { headers, payload });
+      expect(res.statusCode, `${url} ${payload}`).toBe(400);
+      expect(res.json().error, payload).toMatch(message);
+    }
+    const several = await app.inject({
+      method: 'PUT',
+      url: REGISTRY,
+      headers: asAdmin(asJson),
+      payload: JSON.stringify(invalid),
+    });
+    expect(several.json().details).toHaveLength(2);
+    expect(several.json().details[1]).toBe('metrics[1].colour: unknown field "colour"');
+  });
+
+  it('write routes: 401, 403, 413, 415, 429 with the documented bodies', async () => {
+    const registryToken = await newToken(['registry:write']);
+    const validationsToken = await newToken(['validations:write']);
+    const revokedToken = await newToken(['registry:write', 'validations:write']);
+    await route('DELETE', TOKEN, `${TOKENS}/${revokedToken.id}`, { headers: cookie(admin) });
+    const empty = JSON.stringify({ organization: 'acme', metrics: [] });
+    const batch = JSON.stringify({
+      results: [{ metric_key: 'arr_old', ran_at: '2026-03-03T06:00:00Z', status: 'passed' }],
+    });
+    const auth = (authorization: string) => ({ authorization });
+    const cases: [number, Method, string, Record<string, string>, string][] = [
+      [401, 'PUT', REGISTRY, asJson, empty],
+      [401, 'PUT', REGISTRY, { cookie: 'session=unknown', ...asJson }, empty],
+      [401, 'PUT', REGISTRY, { ...auth(''), ...asJson }, empty],
+      [401, 'PUT', REGISTRY, { ...auth(`Basic ${registryToken.token}`), ...asJson }, empty],
+      [401, 'PUT', REGISTRY, { ...auth(`Bearer ${readKey.secret}`), ...asJson }, empty],
+      [401, 'PUT', REGISTRY, { ...auth(`Bearer cls_${'0'.repeat(40)}`), ...asJson }, empty],
+      [401, 'PUT', REGISTRY, { ...bearerOf(revokedToken), ...asJson }, empty],
+      [401, 'POST', VALIDATIONS, { ...auth(`Bearer ${readKey.secret}`), ...asJson }, batch],
+      [401, 'POST', VALIDATIONS, { ...bearerOf(revokedToken), ...asJson }, batch],
+      [403, 'PUT', REGISTRY, { ...cookie(member), ...asJson }, empty],
+      [403, 'PUT', REGISTRY, { ...cookie(admin), 'sec-fetch-site': 'cross-site', ...asJson }, empty],
+      [403, 'PUT', REGISTRY, { ...bearerOf(validationsToken), ...asJson }, empty],
+      [
+        403,
+        'PUT',
+        REGISTRY,
+        { ...bearerOf(registryToken), ...asJson },
+        JSON.stringify({ organization: 'globex', metrics: [] }),
+      ],
+      [403, 'POST', VALIDATIONS, { ...bearerOf(registryToken), ...asJson }, batch],
+      [403, 'POST', VALIDATIONS, { ...cookie(admin), origin: 'https://evil.example', ...asJson }, batch],
+      [413, 'PUT', REGISTRY, { ...cookie(admin), ...asYaml }, `# ${'x'.repeat(16 * 1024 * 1024)}\n`],
+      [
+        413,
+        'POST',
+        VALIDATIONS,
+        { ...cookie(admin), ...asJson },
+        JSON.stringify({ results: [], pad: 'x'.repeat(1024 * 1024) }),
+      ],
+      [415, 'PUT', REGISTRY, { ...cookie(admin), 'content-type': 'text/plain' }, empty],
+      [415, 'PUT', REGISTRY, cookie(admin), ''],
+      [415, 'POST', VALIDATIONS, { ...bearerOf(validationsToken), 'content-type': 'application/yaml' }, batch],
+    ];
+    for (const [status, method, url, headers, payload] of cases) {
+      const res = await route(method, url, url, { headers, payload });
+      expect(res.statusCode, `${method} ${url} ${JSON.stringify(headers)} ${res.body}`).toBe(status);
+      expectDocumentedBody(method, url, res);
+    }
+    // A service token is refused on the read routes as the read routes document it.
+    const read = await route('GET', '/api/v1/metrics', '/api/v1/metrics', { headers: bearerOf(registryToken) });
+    expect([read.statusCode, read.json()]).toEqual([401, { error: 'Invalid API key format' }]);
+
+    // The token's own budget: TOKEN_RATE_LIMIT a minute, then 429 with Retry-After.
+    const limited = await newToken(['validations:write']);
+    for (let n = 1; n <= TOKEN_RATE_LIMIT + 1; n++) {
+      const res = await route('POST', VALIDATIONS, VALIDATIONS, {
+        headers: { ...bearerOf(limited), ...asJson },
+        payload: batch,
+      });
+      expect(res.statusCode).toBe(n <= TOKEN_RATE_LIMIT ? 200 : 429);
+      if (res.statusCode === 429) {
+        expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+        expectDocumentedBody('POST', VALIDATIONS, res);
+      }
     }
   });
 });

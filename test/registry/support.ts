@@ -37,7 +37,11 @@ export function docMetric(key: string, fields: Record<string, unknown> = {}): Do
 
 /** A document with `defaults` naming the project and owner team. */
 export function doc(organization: string, metrics: DocMetric[], defaults: Record<string, unknown> = {}): RegistryDoc {
-  return { organization, defaults: { project: 'Core Analytics', owner_team: 'Finance Analytics', ...defaults }, metrics };
+  return {
+    organization,
+    defaults: { project: 'Core Analytics', owner_team: 'Finance Analytics', ...defaults },
+    metrics,
+  };
 }
 
 export const toYaml = (value: unknown): string => stringify(value, { lineWidth: 0 });

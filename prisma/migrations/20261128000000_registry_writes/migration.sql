@@ -59,3 +59,6 @@ ALTER TABLE "validation" ADD COLUMN "source" TEXT NOT NULL DEFAULT '';
 
 -- CreateIndex
 CREATE UNIQUE INDEX "validation_metric_id_ran_at_source_key" ON "validation"("metric_id", "ran_at", "source");
+
+-- AlterTable: the hash of the registry document entry a metric was last applied from
+ALTER TABLE "metric" ADD COLUMN "applied_hash" TEXT;
