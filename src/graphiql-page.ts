@@ -118,7 +118,12 @@ async function buildAssets(endpoint: string): Promise<GraphiqlAssets> {
     graphql: file('graphql.worker', 'js', bundle.graphqlWorker, JS),
   };
   const icon = bundle.favicon.startsWith('data:image/x-icon;base64,')
-    ? file('favicon', 'ico', Buffer.from(bundle.favicon.slice('data:image/x-icon;base64,'.length), 'base64'), 'image/x-icon')
+    ? file(
+        'favicon',
+        'ico',
+        Buffer.from(bundle.favicon.slice('data:image/x-icon;base64,'.length), 'base64'),
+        'image/x-icon',
+      )
     : null;
   const options: GraphiQLOptions = {
     title: GRAPHIQL_TITLE,

@@ -120,7 +120,8 @@ export async function sendAsset(request: FastifyRequest, reply: FastifyReply, as
   for (const [name, value] of Object.entries(asset.headers)) reply.header(name, value);
   if (ifNoneMatchHits(firstHeader(request, 'if-none-match'), asset.etag)) return reply.status(304).send();
   reply.type(asset.contentType);
-  const encoding = asset.body.length >= MIN_COMPRESSED_BYTES ? chooseEncoding(firstHeader(request, 'accept-encoding')) : null;
+  const encoding =
+    asset.body.length >= MIN_COMPRESSED_BYTES ? chooseEncoding(firstHeader(request, 'accept-encoding')) : null;
   if (encoding) {
     const body = await compress(asset, encoding).catch(() => null);
     if (body) return reply.header('Content-Encoding', encoding).send(body);
