@@ -9,13 +9,22 @@ import type { Database } from './db/client.js';
 import { currentQueryStats, withQueryStats } from './db/query-stats.js';
 import type { TrustProxy } from './env.js';
 import { errors, HttpError } from './errors.js';
+import { graphiqlAssets, graphiqlRoutes } from './graphiql-page.js';
 import { createGraphqlServer, wantsGraphiql } from './graphql-server.js';
 import { apiKeyRoutes } from './http/admin-routes.js';
 import { allowListedOrigins, rejectCrossOrigin } from './http/cross-origin.js';
 import { firstHeader, sessionCookie } from './http/headers.js';
 import { createMetrics, type Metrics } from './http/metrics.js';
 import { instrumentRequests, requestId } from './http/observability.js';
-import { type AccessDeps, admitApiKeyOrSession, spendOperationCost, type ThrottleConfig } from './http/request-auth.js';
+import {
+  type AccessDeps,
+  admitApiKeyOrSession,
+  spendOperationCost,
+  type ThrottleConfig,
+  throttleClient,
+} from './http/request-auth.js';
+import { rootRoute } from './http/root.js';
+import { sendAsset } from './http/static-assets.js';
 import { writeRoutes } from './http/write-routes.js';
 import type { KeyRateLimiter } from './limits/key-rate-limiter.js';
 import { mcpRoutes } from './mcp/route.js';
@@ -164,34 +173,39 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(restRoutes, { access, config });
   await app.register(apiKeyRoutes, { access });
   await app.register(writeRoutes, { access });
-  await app.register(openApiRoutes);
+  await app.register(openApiRoutes, { access });
+  await app.register(graphiqlRoutes, { access });
+  await app.register(rootRoute, { access });
   await app.register(mcpRoutes, { access, config });
 
   const yoga = createGraphqlServer(app.log);
+  const graphiqlPage = (await graphiqlAssets()).page;
   app.route({
     url: '/graphql',
     method: ['GET', 'POST', 'OPTIONS'],
     handler: async (request, reply) => {
+      // GraphiQL's page runs no operation (a `?query=` only fills the editor); its queries come
+      // back with credentials. The page is a static file, counted in the client's throttle.
+      if (wantsGraphiql(request)) {
+        await throttleClient(access, request, reply);
+        return sendAsset(request, reply, graphiqlPage);
+      }
       // A session cookie is honoured only from this origin: a page elsewhere gets no data
       // through a signed-in browser (a bearer key is no ambient credential).
-      const graphiql = wantsGraphiql(request);
-      if (!graphiql && firstHeader(request, 'authorization') === undefined && sessionCookie(request)) {
+      if (firstHeader(request, 'authorization') === undefined && sessionCookie(request)) {
         rejectCrossOrigin(request);
       }
-      // GraphiQL's page runs no operation; its queries come back with credentials.
-      const principal = graphiql ? null : await admitApiKeyOrSession(access, request, reply);
+      const principal = await admitApiKeyOrSession(access, request, reply);
       let overBudget = false;
       const response = await yoga.handleNodeRequestAndResponse(request, reply, {
         req: request,
         reply,
-        graphqlContext: (principal ? createContext(access, principal, config, metrics) : null) as never,
+        graphqlContext: createContext(access, principal, config, metrics),
         // Admission spent one unit; an operation that asks for more spends the rest before it runs.
-        spendCost: principal
-          ? async (cost) => {
-              overBudget = !(await spendOperationCost(access, reply, principal, cost));
-              return !overBudget;
-            }
-          : undefined,
+        spendCost: async (cost) => {
+          overBudget = !(await spendOperationCost(access, reply, principal, cost));
+          return !overBudget;
+        },
       });
       if (overBudget) throw new HttpError(errors.rateLimited);
       response.headers.forEach((value, key) => {

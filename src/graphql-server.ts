@@ -114,11 +114,8 @@ export function createGraphqlServer(logger: FastifyRequest['log']) {
   return createYoga<YogaServerContext, Context>({
     schema,
     graphqlEndpoint: '/graphql',
-    graphiql: { title: 'Metric Governance GraphQL', defaultEditorToolsVisibility: 'headers' },
-    // GraphiQL bundled in the page: yoga's default loads it from a CDN, which
-    // locked-down networks (and this service's tests) cannot reach. The bundle
-    // is about 30 MB of heap once loaded, so it loads with the first page.
-    renderGraphiQL: async (options) => (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(options),
+    // The GraphiQL page is the app's (src/graphiql-page.ts): a static file with its own headers.
+    graphiql: false,
     landingPage: false,
     // yoga's default CORS echoes any origin with credentials; CORS is the app's (src/http/cross-origin.ts).
     cors: false,
@@ -146,8 +143,8 @@ export function createGraphqlServer(logger: FastifyRequest['log']) {
 
 /**
  * A browser navigating to /graphql (GET, Accept: text/html) gets the GraphiQL
- * page, with `?query=` only prefilled, never executed (yoga renders GraphiQL
- * for such requests): served without credentials; queries still need them.
+ * page (src/graphiql-page.ts), with `?query=` only prefilled, never executed:
+ * served without credentials; queries still need them.
  */
 export function wantsGraphiql(request: FastifyRequest): boolean {
   return request.method === 'GET' && (request.headers.accept ?? '').includes('text/html');

@@ -15,17 +15,30 @@ import { shouldLoadDemo } from './demo.js';
 import { env } from './env.js';
 import { loadFixture } from './fixtures/load.js';
 import { createMetrics, startMetricsServer } from './http/metrics.js';
+import { serviceLinks } from './http/root.js';
 import { createKeyRateLimiter } from './limits/key-rate-limiter.js';
 import { summaryConfigFromEnv } from './summaries/config.js';
 
 const demoFixture = join(dirname(fileURLToPath(import.meta.url)), '..', 'prisma', 'fixtures', 'demo.json');
 
+/**
+ * A start-up failure is one line naming the setting and the cause, and exit 1: no stack (what
+ * went wrong is the environment, not the code).
+ */
+function cannotStart(setting: string, error: unknown): never {
+  const cause = error instanceof Error ? error.message || String((error as { code?: string }).code) : String(error);
+  console.error(`Cannot start: ${setting}: ${cause.split('\n')[0]}`);
+  process.exit(1);
+}
+const redact = (url: string) => url.replace(/\/\/[^@/]*@/, '//***@');
+
 const target = databaseTarget(env.DATABASE_URL, env.DATA_DIR);
+const databaseSetting = env.DATABASE_URL ? `DATABASE_URL (${redact(env.DATABASE_URL)})` : `DATA_DIR (${env.DATA_DIR})`;
 const database = await openDatabase(target, {
   migrate: true,
   statementTimeoutMs: env.DB_STATEMENT_TIMEOUT_MS,
   owner: 'the server',
-});
+}).catch((error: unknown) => cannotStart(databaseSetting, error));
 console.log(`Migrations: ${database.migrationLog}`);
 const logger = pino({
   level: env.LOG_LEVEL,
@@ -38,8 +51,9 @@ const rateLimiter = createKeyRateLimiter({
   logger,
   onRedisError: () => metrics.dependencyErrors.inc({ dependency: 'redis' }),
 });
-// Start on the shared windows; if Redis is down the service still starts, on in-process ones.
-await rateLimiter.ready().catch((error: Error) => logger.warn({ err: error.message }, 'starting without Redis'));
+// A configured Redis must answer at start (the limits are shared through it); once running, an
+// outage falls back to in-process windows (src/limits/key-rate-limiter.ts).
+await rateLimiter.ready().catch((error: unknown) => cannotStart(`REDIS_URL (${redact(env.REDIS_URL ?? '')})`, error));
 
 interface DemoFixture {
   organizations: { api_keys?: { secret: string; scopes: string[]; sandbox?: boolean; revoked_at?: string | null }[] }[];
@@ -105,9 +119,16 @@ async function shutdown(signal: string) {
 process.on('SIGTERM', () => void shutdown('SIGTERM'));
 process.on('SIGINT', () => void shutdown('SIGINT'));
 
-const address = await app.listen({ port: env.PORT, host: env.HOST });
+const address = await app.listen({ port: env.PORT, host: env.HOST }).catch((error: NodeJS.ErrnoException) => {
+  const cause = error.code === 'EADDRINUSE' ? `port ${env.PORT} is already in use on ${env.HOST}` : error;
+  return cannotStart(`PORT (${env.PORT})`, cause);
+});
 const base = address.replace('://127.0.0.1', '://localhost');
 console.log(`\nMetric governance API on ${base} (${database.description})`);
+console.log(`  API        ${base}${serviceLinks.api}  (OpenAPI: ${base}${serviceLinks.openapi})`);
+console.log(`  Reference  ${base}${serviceLinks.docs}`);
+console.log(`  GraphQL    ${base}${serviceLinks.graphql}  (GraphiQL in a browser)`);
+console.log(`  MCP        ${base}${serviceLinks.mcp}`);
 if (key) {
   console.log(`\nDemo API key (demo data, embedded database):\n  ${key}\n`);
   console.log('Try:');
@@ -115,5 +136,5 @@ if (key) {
   console.log(`  curl -H "Authorization: Bearer ${key}" "${base}/api/v1/metrics?q=revenue"`);
   console.log(`  open ${base}/graphql  (GraphiQL; send the key as an Authorization header)`);
 }
-console.log(`  ${base}/healthz  ${base}/readyz\n`);
+console.log(`  Health     ${base}${serviceLinks.healthz}  ${base}${serviceLinks.readyz}\n`);
 if (env.METRICS_PORT) console.log(`Prometheus metrics on http://${env.HOST}:${env.METRICS_PORT}/metrics\n`);

@@ -268,3 +268,14 @@ export async function admitApiKeyOrSession(
       : bearer(deps, request, 'metrics:read');
   return (await admit(deps, request, reply, credentials)).principal;
 }
+
+/**
+ * The pre-verification throttle alone, for what needs no credentials (the
+ * pages a person opens and their files): one point of the client address's
+ * budget, shared with the admission's, and 429 with Retry-After past it.
+ */
+export async function throttleClient(deps: AccessDeps, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const [spent] = await deps.rateLimiter.spendEach([`client:${request.ip}`]);
+  const throttle = decide(deps.throttle.pointsPerMinute, spent);
+  if (!throttle.allowed) throw rateLimited(deps, reply, 'throttle', throttle.retryAfterSeconds);
+}

@@ -102,8 +102,8 @@ export const headers = {
   ETag: header(
     'A strong entity tag of this representation. Send it back in `If-None-Match`: while the body would be the ' +
       'same, the answer is 304 Not Modified without a body. Opaque; the same on every instance.',
+    // No example: a made-up tag would travel into the reference's generated requests.
     { type: 'string', pattern: '^"[A-Za-z0-9_-]+"$' },
-    '"3q8Zk1f0H2mXgY7cJ6bVnA5sLwR9tE4u"',
   ),
   'Cache-Control': header('A client or private cache may keep the response but must revalidate it.', {
     type: 'string',
@@ -278,11 +278,16 @@ export const parameters = {
       'ETags of representations the client has (a list, `W/` allowed: weak comparison), or `*`. When one is the ' +
       'current tag the answer is 304 Not Modified. A malformed value is ignored (200).',
     schema: { type: 'string' },
-    example: '"3q8Zk1f0H2mXgY7cJ6bVnA5sLwR9tE4u"',
   },
 };
 
 const filterBound = ` At most ${MAX_FILTER_CHARACTERS} characters; longer is 400.`;
+/**
+ * The values a filter knows, in its description rather than as schema `examples` or `default`:
+ * interactive references (/docs) fill a request with those, and a filled filter (or an
+ * If-None-Match) turns "send" into an empty or 304 answer.
+ */
+const known = (values: readonly string[]) => ` Values: ${values.map((v) => `\`${v}\``).join(', ')}.`;
 
 export const listParameters = [
   queryParameter(
@@ -293,38 +298,28 @@ export const listParameters = [
       `At most ${MAX_SEARCH_CHARACTERS} characters once trimmed and ${MAX_SEARCH_WORDS} words; longer is 400.`,
     { type: 'string', maxLength: MAX_SEARCH_CHARACTERS },
   ),
-  queryParameter('page', 'Page number; invalid or missing becomes 1.', { type: 'integer', minimum: 1, default: 1 }),
+  queryParameter('page', 'Page number; invalid or missing becomes 1.', { type: 'integer', minimum: 1 }),
   queryParameter('pageSize', 'Page size; invalid or missing becomes 20, values above 100 become 100.', {
     type: 'integer',
     minimum: 1,
-    default: 20,
   }),
   queryParameter(
     'lifecycle_status',
-    `Canonical lifecycle filter, passed through (other values match nothing).${filterBound}`,
-    {
-      type: 'string',
-      maxLength: MAX_FILTER_CHARACTERS,
-      examples: [...LIFECYCLE_STATUSES],
-    },
+    `Canonical lifecycle filter, passed through (other values match nothing).${known(LIFECYCLE_STATUSES)}${filterBound}`,
+    { type: 'string', maxLength: MAX_FILTER_CHARACTERS },
   ),
   queryParameter(
     'status',
-    `Legacy status filter, used only without lifecycle_status; unknown values are ignored.${filterBound}`,
-    {
-      type: 'string',
-      maxLength: MAX_FILTER_CHARACTERS,
-      examples: [...LEGACY_STATUSES],
-    },
+    `Legacy status filter, used only without lifecycle_status; unknown values are ignored.${known(LEGACY_STATUSES)}${filterBound}`,
+    { type: 'string', maxLength: MAX_FILTER_CHARACTERS },
   ),
   queryParameter('policy_tier', `Policy-tier filter (the old \`tier\` parameter is not translated).${filterBound}`, {
     type: 'string',
     maxLength: MAX_FILTER_CHARACTERS,
   }),
-  queryParameter('scope', `Scope filter; invalid values are ignored.${filterBound}`, {
+  queryParameter('scope', `Scope filter; invalid values are ignored.${known(METRIC_SCOPES)}${filterBound}`, {
     type: 'string',
     maxLength: MAX_FILTER_CHARACTERS,
-    examples: [...METRIC_SCOPES],
   }),
   queryParameter('type', `Metric type filter, for example base or derived.${filterBound}`, {
     type: 'string',

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type BrowserContext, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GRAPHIQL_KEY_HINT } from '../../src/graphiql-page.js';
 import { registry } from '../fixtures/registry.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 
@@ -30,6 +31,13 @@ describe.skipIf(!hasChromium)('browser pages (headless chromium)', () => {
   let context: BrowserContext;
   /** Requests the pages tried to send anywhere but the app (blocked). */
   const foreignRequests: string[] = [];
+  /** What the pages' CSP refused (a request elsewhere, an inline script). */
+  const cspViolations: string[] = [];
+  /**
+   * Scalar's script tries `eval` once on load; the CSP refuses it ('unsafe-eval' is not granted)
+   * and the page works without it (the tests below use it). Anything else refused is a failure.
+   */
+  const refused = () => cspViolations.filter((violation) => violation !== 'script-src eval');
 
   beforeAll(async () => {
     t = await startTestApp({ fixture: r.build() });
@@ -47,6 +55,17 @@ describe.skipIf(!hasChromium)('browser pages (headless chromium)', () => {
         '--disable-component-update',
         '--disable-sync',
       ],
+    });
+    // What the pages' Content-Security-Policy blocked never reaches the network: record it too.
+    await context.exposeBinding('reportViolation', (_source, uri: string) => {
+      cspViolations.push(uri);
+    });
+    await context.addInitScript(() => {
+      document.addEventListener('securitypolicyviolation', (event) => {
+        (window as unknown as { reportViolation(uri: string): void }).reportViolation(
+          `${event.violatedDirective} ${event.blockedURI}`,
+        );
+      });
     });
     await context.route('**/*', (route) => {
       const url = route.request().url();
@@ -102,23 +121,112 @@ describe.skipIf(!hasChromium)('browser pages (headless chromium)', () => {
     await page.close();
   });
 
-  it('GraphiQL runs a query typed with a bearer key in its headers editor', async () => {
+  it('/docs offers no outside service, and no button on it reaches another host', async () => {
     foreignRequests.length = 0;
+    cspViolations.length = 0;
+    const hosts = new Set<string>();
+    const onRequest = (request: { url(): string }) => {
+      const url = new URL(request.url());
+      if (url.protocol.startsWith('http')) hosts.add(url.host);
+    };
+    context.on('request', onRequest);
     const page = await context.newPage();
-    const query = `{ metric(id: "${metric.id}") { name lifecycleStatus } }`;
-    await page.goto(`${baseUrl}/graphql?query=${encodeURIComponent(query)}`);
+    await page.goto(`${baseUrl}/docs`);
+    await page.getByText('List or search metrics').first().waitFor({ timeout: 20_000 });
+    for (const upsell of [/Ask AI/i, /Generate SDK/i, /Join Waitlist/i, /Deploy/i, /Share/i, /MCP/]) {
+      expect(await page.getByText(upsell).count()).toBe(0);
+    }
+    // Every button of the page, one after the other (a dialog it opens is closed again).
+    const buttons = page.locator('button:visible');
+    const count = await buttons.count();
+    expect(count).toBeGreaterThan(20);
+    let clicked = 0;
+    for (let i = 0; i < count; i++) {
+      const button = buttons.nth(i);
+      const label = (await button.textContent().catch(() => '')) ?? '';
+      if (/Test Request/.test(label)) continue; // the next test sends one
+      const ok = await button.click({ timeout: 2_000 }).then(
+        () => true,
+        () => false,
+      );
+      if (ok) clicked += 1;
+      await page.keyboard.press('Escape');
+    }
+    expect(clicked).toBeGreaterThan(20);
+    await page.waitForTimeout(1_000);
+    context.off('request', onRequest);
+    expect([...hosts]).toEqual([new URL(baseUrl).host]);
+    expect(foreignRequests).toEqual([]);
+    expect(refused()).toEqual([]);
+    await page.close();
+  });
+
+  it('/docs "Test request" starts with no optional parameter set, and Send with a key lists metrics', async () => {
+    foreignRequests.length = 0;
+    cspViolations.length = 0;
+    const page = await context.newPage();
+    await page.goto(`${baseUrl}/docs`);
+    await page.getByText('List or search metrics').first().waitFor({ timeout: 20_000 });
+    await page
+      .getByRole('button', { name: /Test Request/ })
+      .first()
+      .click();
+    await page.getByPlaceholder('Token').first().fill(key.secret);
+    const answered = page.waitForResponse((res) => new URL(res.url()).pathname === '/api/v1/metrics');
+    await page.getByRole('button', { name: /^Send/ }).first().click();
+    const response = await answered;
+    expect(response.url()).toBe(`${baseUrl}/api/v1/metrics`);
+    expect(response.status()).toBe(200);
+    const headers = await response.request().allHeaders();
+    expect(headers.authorization).toBe(`Bearer ${key.secret}`);
+    expect(headers['if-none-match']).toBeUndefined();
+    const body = (await response.json()) as { data: { id: string; name: string }[] };
+    expect(body.data.map((m) => [m.id, m.name])).toEqual([[metric.id, 'Net Revenue']]);
+    expect(foreignRequests).toEqual([]);
+    expect(refused()).toEqual([]);
+    await page.close();
+  });
+
+  it('GraphiQL opens on the example query with the header to fill in, says how to send a key, and runs with one', async () => {
+    foreignRequests.length = 0;
+    cspViolations.length = 0;
+    const page = await context.newPage();
+    // A first visit: no tabs kept from an earlier page of this browser.
+    await page.goto(`${baseUrl}/graphql`);
+    await page.evaluate(() => localStorage.clear());
+    await page.reload();
     await page.locator('.graphiql-container').first().waitFor({ timeout: 30_000 });
-    // The headers editor is open (defaultEditorToolsVisibility: 'headers').
+    const text = async (selector: string) =>
+      ((await page.locator(selector).first().innerText()) ?? '').replace(/\s+/g, ' ');
+    await expect.poll(() => text('.graphiql-query-editor'), { timeout: 20_000 }).toContain('query Dashboard {');
+    // The schema request went out with the placeholder key: one line says what to do.
+    const hint = page.locator('#key-hint');
+    await hint.waitFor({ state: 'visible', timeout: 20_000 });
+    expect(await hint.textContent()).toBe(GRAPHIQL_KEY_HINT);
+    expect(await text('.graphiql-editor-tool .graphiql-editor >> nth=-1')).toContain(
+      '{"Authorization": "Bearer <your API key>"}',
+    );
+
     const headersEditor = page.locator('.graphiql-editor-tool .graphiql-editor').last();
     await headersEditor.click();
+    await page.keyboard.press('ControlOrMeta+A');
+    await page.keyboard.press('Delete');
     await page.keyboard.type(`{"Authorization": "Bearer ${key.secret}"`);
     const answered = page.waitForResponse(
       (res) => res.url().startsWith(`${baseUrl}/graphql`) && res.request().method() === 'POST',
     );
     await page.locator('.graphiql-execute-button').first().click();
-    expect((await answered).status()).toBe(200);
-    await page.getByText('Net Revenue').last().waitFor({ timeout: 20_000 });
+    const response = await answered;
+    expect(response.status()).toBe(200);
+    const body = (await response.json()) as {
+      data: { metrics: { pagination: { total: number }; items: { name: string; trust: { verdict: string } }[] } };
+    };
+    expect(body.data.metrics.pagination.total).toBe(1);
+    expect(body.data.metrics.items.map((m) => m.name)).toEqual(['Net Revenue']);
+    expect(typeof body.data.metrics.items[0]?.trust.verdict).toBe('string');
+    await hint.waitFor({ state: 'hidden', timeout: 5_000 });
     expect(foreignRequests).toEqual([]);
+    expect(refused()).toEqual([]);
     await page.close();
   });
 });
