@@ -10,7 +10,10 @@
  * 0. the query (its letters and digits) is the metric's name, key or an
  *    alias, or else one of its acronyms;
  * 1. its name words (name, key parts, aliases, acronyms) hold every word of
- *    the query, the names that start with the query first;
+ *    the query, in any order, the names that start with the query first;
+ *    then, for a query that is words only, the names whose words begin with
+ *    the query's words of three characters or more ("handl tim": Average
+ *    Handle Time), through a correction or not;
  * 2. they do once the query's unknown words are corrected;
  * 3. its text (name words, concept, tags, description) holds every word;
  * 4. it does once corrected;
@@ -30,6 +33,10 @@
  * repeated in a long description does not win, then name and id. A metric
  * whose parent (the metric that supersedes it, else the one it is a variant
  * of) is in the same tier comes right after it.
+ *
+ * The page's rows also say which words were corrected (`corrected`, from
+ * `search_query`) when some match came through a correction, so that the
+ * response can say so.
  *
  * A query in websearch syntax (a quoted phrase, `or`, a `-` before a word)
  * is taken as written: tiers 0, 1 and 3 only. Everything a tier needs of a
