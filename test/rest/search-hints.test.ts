@@ -159,6 +159,8 @@ describe('meta of a search', () => {
       total: 0,
       meta: { apiVersion: 'v1', did_you_mean: ['Churn Rate'] },
     });
+    // No word at all: nothing to compare, no error.
+    expect(await search('*** ???')).toEqual({ ids: [], total: 0, meta: { apiVersion: 'v1', did_you_mean: [] } });
     expect(await search('xylophonequartz')).toEqual({
       ids: [],
       total: 0,
