@@ -178,7 +178,17 @@ export function createMcpServer(deps: ToolDeps): McpServer {
           .optional()
           .describe(`1 to ${SEARCH_MAX_PAGE_SIZE}, default ${SEARCH_DEFAULT_PAGE_SIZE}`),
       },
-      outputSchema: { items: z.array(SearchItem), total: z.int(), page: z.int(), page_size: z.int() },
+      outputSchema: {
+        items: z.array(SearchItem),
+        total: z.int(),
+        page: z.int(),
+        page_size: z.int(),
+        corrected: z
+          .array(z.object({ from: z.string(), to: z.string() }))
+          .optional()
+          .describe('query words read as other words, when results came through them'),
+        did_you_mean: z.array(z.string()).optional().describe('when nothing was found: close metric names or keys'),
+      },
       annotations: readOnly,
     },
     handler(
@@ -208,18 +218,28 @@ export function createMcpServer(deps: ToolDeps): McpServer {
             context(),
           ),
         );
-        const { items, pagination } = data.metrics;
+        const { items, pagination, search_hints: hints } = data.metrics;
         return fitToBytes(SEARCH_PAGE_MAX_BYTES, (max) => ({
           items: items.map((item) => ({ ...item, description: shorten(item.description, max) })),
           total: pagination.total,
           page: pagination.page,
           page_size: pagination.pageSize,
+          // As the list route's meta says them: which words were corrected, and suggestions when nothing matched.
+          ...(hints?.corrected.length ? { corrected: hints.corrected } : {}),
+          ...(hints && pagination.total === 0 ? { did_you_mean: hints.did_you_mean } : {}),
         }));
       },
       (result) => {
         const items = result.items as z.infer<typeof SearchItem>[];
         const lines = items.map((m) => `- ${m.name} (${m.key}, ${m.lifecycle_status}): ${m.trust.verdict} [${m.id}]`);
-        return [`${result.total} metrics; page ${result.page} (${items.length} shown)`, ...lines].join('\n');
+        const corrected = result.corrected as { from: string; to: string }[] | undefined;
+        const suggestions = result.did_you_mean as string[] | undefined;
+        return [
+          `${result.total} metrics; page ${result.page} (${items.length} shown)`,
+          ...(corrected ? [`Corrected: ${corrected.map((c) => `${c.from} → ${c.to}`).join(', ')}`] : []),
+          ...(suggestions?.length ? [`Did you mean: ${suggestions.join(', ')}`] : []),
+          ...lines,
+        ].join('\n');
       },
     ),
   );

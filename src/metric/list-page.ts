@@ -15,6 +15,16 @@ export interface MetricPage {
   rows: SelectedMetric[];
   /** all metrics the filter matches */
   total: number;
+  /** a search's account of itself (src/metric/search-page.ts); absent on plain listing */
+  hints?: SearchHints;
+}
+
+/** What a search says it did: the words it corrected, and what it suggests when it found nothing. */
+export interface SearchHints {
+  /** the query's words read as other words, when some match came through them; else empty */
+  corrected: { from: string; to: string }[];
+  /** when the search found nothing: the closest names or keys of the organization's metrics (at most 5); else empty */
+  didYouMean: string[];
 }
 
 /** The key of a kept read: valid for this organization's metrics as of `kept.version` only. */

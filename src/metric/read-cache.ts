@@ -4,11 +4,13 @@
  * one cache for all its requests (src/app.ts).
  */
 import { LRUCache } from 'lru-cache';
+import type { SearchHints } from './list-page.js';
 
-/** A search page as kept: the ids of its metrics, in order, and the total of all matches. */
+/** A search page as kept: the ids of its metrics, in order, the total of all matches, and its hints. */
 export interface SearchHits {
   ids: string[];
   total: number;
+  hints: SearchHints;
 }
 
 /**
@@ -40,7 +42,16 @@ export const DEFAULT_READ_CACHE_BOUNDS: ReadCacheBounds = {
 const ENTRY_OVERHEAD_BYTES = 64;
 const ID_BYTES = 2 * 36 + 16;
 export const keptEntryBytes = (key: string, value: number | SearchHits) =>
-  2 * key.length + ENTRY_OVERHEAD_BYTES + (typeof value === 'number' ? 8 : value.ids.length * ID_BYTES);
+  2 * key.length +
+  ENTRY_OVERHEAD_BYTES +
+  (typeof value === 'number' ? 8 : value.ids.length * ID_BYTES + hintsBytes(value.hints));
+
+/** A hint's strings (UTF-16) and a fixed overhead for each. */
+const hintsBytes = (hints: SearchHints) =>
+  [...hints.corrected.flatMap((c) => [c.from, c.to]), ...hints.didYouMean].reduce(
+    (sum, text) => sum + 2 * text.length + ENTRY_OVERHEAD_BYTES,
+    0,
+  );
 
 export function createReadCache(bounds: ReadCacheBounds = DEFAULT_READ_CACHE_BOUNDS): ReadCache {
   return {

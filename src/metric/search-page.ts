@@ -5,7 +5,7 @@ import type { SqlReader } from '../db/sql.js';
 import { findMetrics, metricOf } from './by-id.js';
 import { fieldRefs, fieldsKey, type MetricFields, type SelectedMetric, selectedFields } from './columns.js';
 import type { EffectiveFilter } from './list.js';
-import { keptKey, type MetricPage } from './list-page.js';
+import { keptKey, type MetricPage, type SearchHints } from './list-page.js';
 import type { KeptReads } from './read-cache.js';
 import { type RankedRow, rankedSearch, type SearchArgs } from './search-rank.js';
 
@@ -26,26 +26,78 @@ async function rankSearchPage(
   filter: EffectiveFilter,
   page: { skip: number; take: number },
   fields: MetricFields,
-): Promise<MetricPage> {
+): Promise<MetricPage & { hints: SearchHints }> {
   const search = rankedSearch(orgId, text, filter, page);
   const selected = selectedFields(fields);
-  const rows: (SelectedMetric & { total: number })[] = await reader.query(
+  const rows: (SelectedMetric & { total: number; corrected: string[] | null })[] = await reader.query(
     shapes.statement(`page|${search.shape}|${fieldsKey(selected)}`, search.args, (p) =>
       db
         .selectFrom(sql<RankedRow>`(${search.build(p).page})`.as('hit'))
         .innerJoin('metric as m', 'm.id', 'hit.id')
         .select(fieldRefs(selected))
-        .select('hit.total')
+        .select(['hit.total', 'hit.corrected'])
         .orderBy('hit.rank'),
     ),
   );
-  const total =
-    rows[0]?.total ??
+  // A page past the end counts the matches (and reads what they were corrected by) on its own.
+  const tally =
+    rows[0] ??
     (page.skip === 0
-      ? 0
-      : ((await reader.query(shapes.statement(`count|${search.shape}`, search.args, (p) => search.build(p).count)))[0]
-          ?.total ?? 0));
-  return { rows: rows.map((row) => metricOf(row, selected)), total };
+      ? { total: 0, corrected: null }
+      : ((
+          await reader.query(shapes.statement(`count|${search.shape}`, search.args, (p) => search.build(p).count))
+        )[0] ?? {
+          total: 0,
+          corrected: null,
+        }));
+  const hints: SearchHints = {
+    corrected: correctionsOf(tally.corrected),
+    didYouMean: tally.total === 0 ? await suggestionsFor(reader, orgId, text) : [],
+  };
+  return { rows: rows.map((row) => metricOf(row, selected)), total: tally.total, hints };
+}
+
+/** `[from, to, from, to, ...]` as pairs. */
+function correctionsOf(flat: string[] | null): SearchHints['corrected'] {
+  const pairs: SearchHints['corrected'] = [];
+  for (let i = 0; flat && i + 1 < flat.length; i += 2)
+    pairs.push({ from: flat[i] as string, to: flat[i + 1] as string });
+  return pairs;
+}
+
+const suggestionShapes = new ShapeCache<{ orgId: string; name: string; key: string }>();
+
+/** Least trigram similarity of a suggestion to the query: "chrn rte" is 0.33 to "churn rate". */
+const SUGGESTION_SIMILARITY = 0.3;
+const MAX_SUGGESTIONS = 5;
+
+/**
+ * What a search that found nothing suggests: the organization's metric names or keys most similar
+ * to the query (trigram similarity of the whole name, its words as the search reads them, or of the
+ * whole key), each metric by the closer of the two, at most {@link MAX_SUGGESTIONS}. Every metric of
+ * the organization is compared, whatever the filters: one statement, only when a search finds
+ * nothing (and the answer is kept with the page).
+ */
+async function suggestionsFor(reader: SqlReader, orgId: string, text: string): Promise<string[]> {
+  const words = text.match(/[\p{L}\p{N}]+/gu) ?? [];
+  if (!words.length) return [];
+  const rows: { suggestion: string }[] = await reader.query(
+    suggestionShapes.statement(
+      'suggestions',
+      { orgId, name: words.join(' '), key: words.join('_') },
+      (p) => sql`
+      SELECT s.suggestion FROM (
+        SELECT CASE WHEN k.key_score > k.name_score THEN m.key ELSE m.name END AS suggestion,
+          greatest(k.name_score, k.key_score) AS score, m.name, m.id
+        FROM metric m CROSS JOIN LATERAL (
+          SELECT similarity(search_split(m.name), ${p.name}) AS name_score, similarity(m.key, ${p.key}) AS key_score) k
+        WHERE m.org_id = ${p.orgId}::uuid) s
+      WHERE s.score >= ${sql.lit(SUGGESTION_SIMILARITY)}
+      ORDER BY s.score DESC, s.name, s.id
+      LIMIT ${sql.lit(MAX_SUGGESTIONS)}`,
+    ),
+  );
+  return rows.map((row) => row.suggestion);
 }
 
 /**
@@ -75,10 +127,10 @@ export async function searchMetricPage(
   if (hits) {
     const rows = hits.ids.length ? await findMetrics(reader, orgId, hits.ids, fields) : [];
     // A metric deleted since the version was read is gone from the page; the next request ranks again.
-    return { rows: rows.filter((row) => row !== null), total: hits.total };
+    return { rows: rows.filter((row) => row !== null), total: hits.total, hints: hits.hints };
   }
   const result = await rankSearchPage(reader, orgId, text, filter, page, fields);
-  kept.cache.searches.set(key, { ids: result.rows.map((row) => row.id), total: result.total });
+  kept.cache.searches.set(key, { ids: result.rows.map((row) => row.id), total: result.total, hints: result.hints });
   return result;
 }
 

@@ -10,7 +10,10 @@
  * 0. the query (its letters and digits) is the metric's name, key or an
  *    alias, or else one of its acronyms;
  * 1. its name words (name, key parts, aliases, acronyms) hold every word of
- *    the query, the names that start with the query first;
+ *    the query, in any order, the names that start with the query first;
+ *    then, for a query that is words only, the names whose words begin with
+ *    the query's words of three characters or more ("handl tim": Average
+ *    Handle Time), through a correction or not;
  * 2. they do once the query's unknown words are corrected;
  * 3. its text (name words, concept, tags, description) holds every word;
  * 4. it does once corrected;
@@ -30,6 +33,10 @@
  * repeated in a long description does not win, then name and id. A metric
  * whose parent (the metric that supersedes it, else the one it is a variant
  * of) is in the same tier comes right after it.
+ *
+ * The page's rows also say which words were corrected (`corrected`, from
+ * `search_query`) when some match came through a correction, so that the
+ * response can say so.
  *
  * A query in websearch syntax (a quoted phrase, `or`, a `-` before a word)
  * is taken as written: tiers 0, 1 and 3 only. Everything a tier needs of a
@@ -78,6 +85,8 @@ export interface RankedRow {
   id: string;
   name: string;
   total: number;
+  /** when some match came through a correction: the corrected words and their corrections, `[from, to, from, to, ...]` */
+  corrected: string[] | null;
   rank: number;
 }
 
@@ -85,8 +94,8 @@ export interface RankedRow {
 export interface RankedSearch {
   /** the page's rows (id, name, total) in order of `rank`; `total` counts every match */
   page: RawBuilder<RankedRow>;
-  /** `SELECT count(*)::int AS total` of every match */
-  count: RawBuilder<{ total: number }>;
+  /** `SELECT count(*)::int AS total` of every match, and `corrected` as on the page's rows */
+  count: RawBuilder<{ total: number; corrected: string[] | null }>;
 }
 
 /** A family's sort keys (those of its head), then the member's own: a head before its children. */
@@ -162,32 +171,41 @@ function rankingSql(
 ): RankedSearch {
   const org = orgFilter(p.orgId, filter, p);
   // The query side, computed once per search (in a generic plan, an expression of the parameters would
-  // be computed again on every row): the query, and the query restricted to name words (every lexeme
-  // weighted A).
+  // be computed again on every row): the query, the query restricted to name words (every lexeme
+  // weighted A), and for a query that is words only, the same with every lexeme of three characters or
+  // more a prefix (`'tim':*A`): the names whose words begin with the query's words.
+  const prefixName = structured
+    ? sql``
+    : sql`, regexp_replace(n.name_tsq::text, '''([^'']{3,})'':A', '''\\1'':*A', 'g')::tsquery AS prefix_name`;
   const tsq = sql`
-    SELECT t.tsq, regexp_replace(t.tsq::text, '''((?:[^'']|'''')*)''', '''\\1'':A', 'g')::tsquery AS name_tsq
-    FROM (SELECT websearch_to_tsquery('english', ${p.fullText}) AS tsq) t`;
+    SELECT n.* ${prefixName} FROM (
+      SELECT t.tsq, regexp_replace(t.tsq::text, '''((?:[^'']|'''')*)''', '''\\1'':A', 'g')::tsquery AS name_tsq
+      FROM (SELECT websearch_to_tsquery('english', ${p.fullText}) AS tsq) t) n`;
   // A name prefix, for a query that is words only (a query in websearch syntax is no name's prefix).
   const prefix = structured ? sql`11` : sql`CASE WHEN m.name_lower LIKE ${p.namePrefix} THEN 10 ELSE 11 END`;
+  // The names whose words begin with the query's words rank with the names that hold them (tier 1),
+  // after them within a canonical rank: above the metrics that hold the words in their text only.
+  const byPrefix = structured ? sql`` : sql`WHEN m.search_vector @@ q.prefix_name THEN 15`;
   // The place in the ranking: its tens are the tier, its units a distinction within it. A metric
   // whose name, key, alias or acronym the query is holds every word of the query among its name words.
+  // `fixed`: the match came through a correction.
   const asWritten = sql`
     SELECT m.id, m.name, m.parent_id, m.is_parent, m.canon, 0::float8 AS cover,
       CASE WHEN m.search_vector @@ q.name_tsq THEN (
           CASE WHEN ${p.compact} = ANY(m.forms) THEN 0 WHEN ${p.compact} = ANY(m.acronyms) THEN 1 ELSE ${prefix} END)
-        ELSE 30 END AS place,
-      ts_rank(m.search_vector, q.tsq) / m.rank_norm AS score
+        ${byPrefix} ELSE 30 END AS place,
+      ts_rank(m.search_vector, q.tsq) / m.rank_norm AS score, false AS fixed
     FROM q JOIN metric_search m ON m.search_vector @@ q.tsq WHERE ${org}`;
   if (asWrittenOnly) {
-    return inFamilies(sql`WITH q AS MATERIALIZED (${tsq}) ${asWritten}`, p);
+    return inFamilies(sql`q AS MATERIALIZED (${tsq})`, asWritten, sql`NULL::text[]`, p);
   }
 
   const hits = sql`
     ${asWritten}
     UNION ALL
     SELECT m.id, m.name, m.parent_id, m.is_parent, m.canon, 0,
-      CASE WHEN m.search_vector @@ q.corrected_name THEN 20 ELSE 40 END,
-      ts_rank(m.search_vector, q.corrected) / m.rank_norm
+      CASE ${byPrefix} WHEN m.search_vector @@ q.corrected_name THEN 20 ELSE 40 END,
+      ts_rank(m.search_vector, q.corrected) / m.rank_norm, true
     FROM q JOIN metric_search m ON m.search_vector @@ q.corrected
     WHERE ${org} AND NOT (m.search_vector @@ q.tsq)`;
   // Partial coverage: each significant word a metric holds counts 2 among its name words, else 1
@@ -195,8 +213,8 @@ function rankingSql(
   // the candidates (idf: ln(1 + candidates / those holding it)).
   // Written out for each significant word (a word past the end of q.parts, a stop word, matches nothing)
   // rather than a subquery on every candidate: its mark, how many candidates hold it, its weight.
-  const each = (term: (k: number) => string, separator: string) =>
-    sql.raw(Array.from({ length: significantCount }, (_, k) => term(k + 1)).join(separator) || '0');
+  const each = (term: (k: number) => string, separator: string, none = '0') =>
+    sql.raw(Array.from({ length: significantCount }, (_, k) => term(k + 1)).join(separator) || none);
   const marks = each(
     (k) => `CASE WHEN m.search_vector @@ q.parts[${k}] THEN (CASE WHEN m.search_vector @@ q.part_names[${k}] THEN 2
       ELSE 1 END) * (CASE WHEN q.part_fixed[${k}] THEN 0.5 ELSE 1 END) ELSE 0 END`,
@@ -207,6 +225,8 @@ function rankingSql(
     ', ',
   );
   const cover = each((k) => `p.marks[${k}] * idf.weights[${k}]`, ' + ');
+  // A candidate covers the query through a correction when it holds a part that is one.
+  const fixed = each((k) => `(p.marks[${k}] > 0 AND coalesce(q.part_fixed[${k}], false))`, ' OR ', 'false');
   const partial = sql`
     part AS MATERIALIZED (
       SELECT m.id, m.name, m.parent_id, m.is_parent, m.canon, ts_rank(m.search_vector, q.any_part) / m.rank_norm AS score,
@@ -217,15 +237,16 @@ function rankingSql(
       WHERE ${org} AND NOT (m.search_vector @@ q.tsq) AND NOT coalesce(m.search_vector @@ q.corrected, false)),
     idf AS (SELECT ARRAY[${weights}] AS weights FROM part p)`;
   const covered = sql`
-    SELECT p.id, p.name, p.parent_id, p.is_parent, p.canon, ${cover}, 50, p.score
-    FROM part p, idf`;
+    SELECT p.id, p.name, p.parent_id, p.is_parent, p.canon, ${cover}, 50, p.score, ${fixed}
+    FROM q, part p, idf`;
   return inFamilies(
     sql`
-      WITH q AS MATERIALIZED (
+      q AS MATERIALIZED (
         SELECT w.*, s.* FROM (${tsq}) w, search_query(${p.orgId}::uuid, ${p.words}::text[], ${p.significant}::text[]) s),
       hit AS MATERIALIZED (${hits}),
-      ${partial}
-      SELECT * FROM hit UNION ALL ${covered}`,
+      ${partial}`,
+    sql`SELECT * FROM hit UNION ALL ${covered}`,
+    sql`CASE WHEN bool_or(h.fixed) THEN (SELECT q.fixes FROM q) END`,
     p,
   );
 }
@@ -236,14 +257,23 @@ function rankingSql(
  * family's; every other match heads a family of its own. The first
  * skip + take rows are in the first skip + take families, so only those are
  * ranked with their children; the rest of the matches are only counted.
+ * `ctes` are the common table expressions `matches` reads; `corrected`, an
+ * aggregate over the matches `h`, the corrected words when some match came
+ * through a correction.
  */
-function inFamilies(matches: RawBuilder<unknown>, p: SearchArgs): RankedSearch {
+function inFamilies(
+  ctes: RawBuilder<unknown>,
+  matches: RawBuilder<unknown>,
+  corrected: RawBuilder<unknown>,
+  p: SearchArgs,
+): RankedSearch {
   const head = (alias: string) =>
     sql.raw(
       ['tier', 'cover', 'canon', 'place', 'score', 'name', 'id'].map((k) => `${alias}.${k} AS g_${k}`).join(', '),
     );
   const ranked = sql<RankedRow>`
-    WITH every AS MATERIALIZED (SELECT h.*, h.place / 10 AS tier FROM (${matches}) h),
+    WITH ${ctes},
+    every AS MATERIALIZED (SELECT h.*, h.place / 10 AS tier FROM (${matches}) h),
     attached AS MATERIALIZED (
       SELECT c.* FROM every c JOIN every p ON p.id = c.parent_id AND p.tier = c.tier
       WHERE c.parent_id IS NOT NULL AND p.is_parent AND p.parent_id IS DISTINCT FROM c.id),
@@ -253,11 +283,16 @@ function inFamilies(matches: RawBuilder<unknown>, p: SearchArgs): RankedSearch {
     family AS (
       SELECT h.*, false AS child, ${head('h')} FROM head h
       UNION ALL
-      SELECT a.*, true, ${head('h')} FROM head h JOIN attached a ON a.parent_id = h.id)
-    SELECT f.id, f.name, (SELECT count(*) FROM every)::int AS total, f.rank
-    FROM (SELECT id, name, row_number() OVER (ORDER BY ${sql.raw(FAMILY_ORDER)}) AS rank FROM family) f
+      SELECT a.*, true, ${head('h')} FROM head h JOIN attached a ON a.parent_id = h.id),
+    tally AS (SELECT count(*)::int AS total, ${corrected} AS corrected FROM every h)
+    SELECT f.id, f.name, tally.total, tally.corrected, f.rank
+    FROM (SELECT id, name, row_number() OVER (ORDER BY ${sql.raw(FAMILY_ORDER)}) AS rank FROM family) f, tally
     WHERE f.rank > ${p.skip} AND f.rank <= ${p.end}`;
-  return { page: ranked, count: sql<{ total: number }>`SELECT count(*)::int AS total FROM (${matches}) h` };
+  return {
+    page: ranked,
+    count: sql<{ total: number; corrected: string[] | null }>`
+      WITH ${ctes} SELECT count(*)::int AS total, ${corrected} AS corrected FROM (${matches}) h`,
+  };
 }
 
 function escapeLike(text: string): string {

@@ -69,8 +69,31 @@ export const MetricListItem = z.object({
   template_name: z.string(),
 });
 
+const SearchCorrection = z.object({
+  from: z.string().describe('a word of `q` as searched (lowercase)'),
+  to: z.string().describe('the word of the organization’s metrics it most likely meant; close words match too'),
+});
+
+/** The list's meta: the search's account of itself besides the version (additive fields). */
+const listMeta = meta.extend({
+  corrected: z
+    .array(SearchCorrection)
+    .optional()
+    .describe(
+      'Search only, present when some result came through a correction: the words of `q` read as other words ' +
+        '(a typo such as chrun → churn, a partial word such as reven → revenue).',
+    ),
+  did_you_mean: z
+    .array(z.string())
+    .optional()
+    .describe(
+      'Search only, present when the search found nothing (total 0): up to 5 names or keys of the ' +
+        'organization’s metrics close to `q`, closest first, whatever the filters; empty when none is close.',
+    ),
+});
+
 export const MetricList = z
-  .object({ data: z.array(MetricListItem), pagination: Pagination, meta })
+  .object({ data: z.array(MetricListItem), pagination: Pagination, meta: listMeta })
   .describe('Paginated envelope; search responses use the same envelope.');
 
 const DisambiguationHint = z

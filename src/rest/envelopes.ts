@@ -8,8 +8,24 @@ import type { ListMetricsQuery, MetricContractQuery, MetricDetailQuery } from '.
 
 const meta = { apiVersion: 'v1' } as const;
 
+/**
+ * The list's meta carries a search's account of itself, additively: `corrected` when some result
+ * came through a correction, `did_you_mean` when the search found nothing.
+ */
 export function listEnvelope(result: ListMetricsQuery['metrics']) {
-  return { data: result.items, pagination: result.pagination, meta };
+  const hints = result.search_hints;
+  if (!hints || (!hints.corrected.length && result.pagination.total > 0)) {
+    return { data: result.items, pagination: result.pagination, meta };
+  }
+  return {
+    data: result.items,
+    pagination: result.pagination,
+    meta: {
+      ...meta,
+      ...(hints.corrected.length ? { corrected: hints.corrected } : {}),
+      ...(result.pagination.total === 0 ? { did_you_mean: hints.did_you_mean } : {}),
+    },
+  };
 }
 
 type DetailMetric = NonNullable<MetricDetailQuery['metric']>;

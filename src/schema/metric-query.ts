@@ -20,6 +20,7 @@ import { searchMetricPage } from '../metric/search-page.js';
 import { isUuid } from '../uuid.js';
 import { MetricRef } from './metric.js';
 import { planMetricRead } from './metric-selection.js';
+import { SearchHintsRef } from './search-hints.js';
 
 export const MAX_PAGE_SIZE = 100;
 export const DEFAULT_PAGE_SIZE = 20;
@@ -128,6 +129,14 @@ const MetricPageRef = builder.objectRef<PageSource>('MetricPage').implement({
         pageSize: source.pageSize,
         total: (await pageOf(source, ctx)).total,
       }),
+    }),
+    searchHints: t.field({
+      type: SearchHintsRef,
+      nullable: true,
+      description:
+        'For a search: the words it corrected and, when it found nothing, suggestions. Null on plain listing.',
+      resolve: async (source, _args, ctx) =>
+        source.search === null ? null : ((await pageOf(source, ctx)).hints ?? { corrected: [], didYouMean: [] }),
     }),
   }),
 });

@@ -180,6 +180,37 @@ describe('search_metrics', () => {
   });
 });
 
+describe('search_metrics hints', () => {
+  it('says which words were corrected, and suggests close names when nothing is found, as the list’s meta does', async () => {
+    const client = await connect(agentKey.secret);
+    const corrected = await call(client, 'search_metrics', { query: 'net revnue' });
+    expect(corrected.structuredContent).toMatchObject({
+      items: [{ id: netRevenue.id }],
+      total: 1,
+      corrected: [{ from: 'revnue', to: 'revenue' }],
+    });
+    expect(corrected.structuredContent).not.toHaveProperty('did_you_mean');
+    expect(textOf(corrected).split('\n').slice(0, 2)).toEqual([
+      '1 metrics; page 1 (1 shown)',
+      'Corrected: revnue → revenue',
+    ]);
+    const listed = (await t.get('/api/v1/metrics?q=net%20revnue&pageSize=10', agentKey.secret)).json();
+    expect(listed.meta.corrected).toEqual([{ from: 'revnue', to: 'revenue' }]);
+
+    // Quoted: taken as written, so nothing is found.
+    const none = await call(client, 'search_metrics', { query: '"net revnue"' });
+    expect(none.structuredContent).toEqual({
+      items: [],
+      total: 0,
+      page: 1,
+      page_size: 10,
+      did_you_mean: ['Net Revenue'],
+    });
+    expect(textOf(none)).toBe('0 metrics; page 1 (0 shown)\nDid you mean: Net Revenue');
+    await client.close();
+  });
+});
+
 describe('get_metric', () => {
   it('answers the detail route’s fields and the contract’s trust, by id and by key', async () => {
     const client = await connect(agentKey.secret);

@@ -209,6 +209,11 @@ describe('read routes conform', () => {
       const res = await expectRoute('GET', LIST, url, { headers: bearer(key.secret) });
       expect(res.statusCode, url).toBe(200);
     }
+    // The search's additive meta: the words corrected, and suggestions when nothing is found.
+    const corrected = await expectRoute('GET', LIST, `${LIST}?q=revnue`, { headers: bearer(key.secret) });
+    expect(corrected.json().meta).toEqual({ apiVersion: 'v1', corrected: [{ from: 'revnue', to: 'revenue' }] });
+    const none = await expectRoute('GET', LIST, `${LIST}?q=%22net%20revnue%22`, { headers: bearer(key.secret) });
+    expect(none.json()).toMatchObject({ data: [], meta: { apiVersion: 'v1', did_you_mean: ['Net Revenue'] } });
     const res = await expectRoute('GET', LIST, `${LIST}?q=net`, { headers: bearer(legacyKey.secret) });
     expect(res.json().data[0].id).toBe(revenue.id);
   });
