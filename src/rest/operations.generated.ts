@@ -32,10 +32,11 @@ export type MetricScope =
   | 'enterprise_canonical'
   | 'exploratory';
 
-/** Why a verdict is not `use`: deprecated, superseded (do_not_use); pre_release, open_objections, never_validated, stale_validation, conflicting_definition (use_with_caution). */
+/** Why a verdict is not `use`: deprecated, superseded (do_not_use); pre_release, open_objections, never_validated, failed_validation, stale_validation, conflicting_definition (use_with_caution). */
 export type TrustReason =
   | 'conflicting_definition'
   | 'deprecated'
+  | 'failed_validation'
   | 'never_validated'
   | 'open_objections'
   | 'pre_release'
