@@ -384,6 +384,8 @@ export function createMcpServer(deps: ToolDeps): McpServer {
     ),
   );
 
+  // A stateless server never sends notifications/tools/list_changed (the SDK advertises it once a tool is registered).
+  server.server.registerCapabilities({ tools: { listChanged: undefined } });
   return server;
 }
 

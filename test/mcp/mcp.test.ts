@@ -134,6 +134,63 @@ describe('tools/list', () => {
   });
 });
 
+describe('JSON-RPC framing', () => {
+  const auth = () => ({ authorization: `Bearer ${agentKey.secret}` });
+  const parseError = { jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: Invalid JSON' }, id: null };
+
+  it('a body that is not JSON is the JSON-RPC parse error -32700, not the REST { error }', async () => {
+    for (const body of ['{"jsonrpc": "2.0", "id": 1, "method": ', 'not json', '']) {
+      const res = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...auth() },
+        body,
+      });
+      expect(res.status, body).toBe(400);
+      expect(res.headers.get('content-type'), body).toMatch(/^application\/json/);
+      expect(await res.json(), body).toEqual(parseError);
+    }
+  });
+
+  it('a body that is not application/json is the SDK’s 415 in JSON-RPC', async () => {
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain', accept: 'application/json, text/event-stream', ...auth() },
+      body: '{}',
+    });
+    expect([res.status, await res.json()]).toEqual([
+      415,
+      {
+        jsonrpc: '2.0',
+        error: { code: -32000, message: 'Unsupported Media Type: Content-Type must be application/json' },
+        id: null,
+      },
+    ]);
+  });
+
+  it('authentication still answers before parsing: no key and a bad body is the contract’s 401', async () => {
+    const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: 'not json' });
+    expect([res.status, await res.json()]).toEqual([401, { error: 'Missing Authorization header' }]);
+  });
+
+  it('initialize does not advertise tools.listChanged (a stateless server never sends it)', async () => {
+    const res = await post(
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+      },
+      auth(),
+    );
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { result: { capabilities: Record<string, unknown> } };
+    expect(body.result.capabilities.tools).toEqual({});
+    const client = await connect(agentKey.secret);
+    expect(client.getServerCapabilities()?.tools?.listChanged).toBeUndefined();
+    await client.close();
+  });
+});
+
 describe('search_metrics', () => {
   it('answers the list route’s search, with keys and trust verdicts', async () => {
     const client = await connect(agentKey.secret);
@@ -444,33 +501,45 @@ describe('rate limit', () => {
     expect(
       ((await first.json()) as { result: { structuredContent: { id: string } } }).result.structuredContent.id,
     ).toBe(netRevenue.id);
-    // A batch of two tool calls costs two.
-    const batch = await post(
-      [toolCall(2, 'get_metric', { key: 'net_revenue' }), toolCall(3, 'resolve_metric', { name: 'net_revenue' })],
-      auth,
-    );
-    expect(batch.status).toBe(200);
-    expect(batch.headers.get('ratelimit-remaining')).toBe('1');
-    expect(((await batch.json()) as unknown[]).length).toBe(2);
-    // A batch of two does not fit in the one left: refused whole.
-    const over = await post(
-      [toolCall(4, 'get_metric', { key: 'net_revenue' }), toolCall(5, 'get_metric', { key: 'net_revenue' })],
-      auth,
-    );
-    expect([over.status, await over.json()]).toEqual([429, { error: 'Rate limit exceeded' }]);
-    expect(Number(over.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    for (const id of [2, 3, 4]) {
+      const next = await post(toolCall(id, 'get_metric', { key: 'net_revenue' }), auth);
+      expect(next.status).toBe(200);
+      expect(next.headers.get('ratelimit-remaining')).toBe(String(4 - id));
+    }
     const after = await post(toolCall(6, 'get_metric', { key: 'net_revenue' }), auth);
     expect([after.status, await after.json()]).toEqual([429, { error: 'Rate limit exceeded' }]);
     expect(Number(after.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
   });
 
-  it('a batch that does not fit is refused whole and spends only its admission unit', async () => {
+  it('a JSON-RPC batch is refused with the SDK’s Invalid Request error and costs one unit, whatever it holds', async () => {
     const auth = { authorization: `Bearer ${batchKey.secret}` };
-    const calls = Array.from({ length: 10 }, (_, i) => toolCall(i + 1, 'get_metric', { key: 'net_revenue' }));
-    const over = await post(calls, auth);
-    expect([over.status, await over.json()]).toEqual([429, { error: 'Rate limit exceeded' }]);
+    const listTools = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/list' });
+    const refused = await post(
+      Array.from({ length: 100 }, (_, i) => listTools(i + 1)),
+      auth,
+    );
+    expect(refused.status).toBe(400);
+    expect(refused.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(refused.headers.get('ratelimit-remaining')).toBe('3');
+    expect(await refused.json()).toEqual({
+      jsonrpc: '2.0',
+      error: {
+        code: -32600,
+        message:
+          'Invalid Request: JSON-RPC batches are not supported (removed in MCP 2025-06-18); send one message per request',
+      },
+      id: null,
+    });
+    // Tool calls in a batch run nothing and are not charged.
+    const calls = await post(
+      Array.from({ length: 10 }, (_, i) => toolCall(i + 1, 'get_metric', { key: 'net_revenue' })),
+      auth,
+    );
+    expect(calls.status).toBe(400);
+    expect(((await calls.json()) as { error: { code: number } }).error.code).toBe(-32600);
+    expect(calls.headers.get('ratelimit-remaining')).toBe('2');
     const next = await post(toolCall(11, 'get_metric', { key: 'net_revenue' }), auth);
     expect(next.status).toBe(200);
-    expect(next.headers.get('ratelimit-remaining')).toBe('2');
+    expect(next.headers.get('ratelimit-remaining')).toBe('1');
   });
 });
