@@ -34,7 +34,8 @@ export interface McpDeps {
 }
 
 /** A JSON-RPC error response without an id, as the SDK's transport writes its own. */
-const jsonRpcError = (code: number, message: string) => JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null });
+const jsonRpcError = (code: number, message: string) =>
+  JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null });
 
 /** The SDK's code for a batch it refuses (-32600 Invalid Request), with our reason. */
 export const BATCH_REFUSED = jsonRpcError(
