@@ -134,6 +134,52 @@ describe('tools/list', () => {
   });
 });
 
+describe('tools/list size', () => {
+  it('is at most 8 KB on the wire, and the contract’s output schema names every field once', async () => {
+    const res = await post(
+      { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+      { authorization: `Bearer ${agentKey.secret}`, 'mcp-protocol-version': '2025-06-18' },
+    );
+    expect(res.status).toBe(200);
+    const body = await res.text();
+    const bytes = Buffer.byteLength(body);
+    expect(bytes).toBeLessThanOrEqual(8192);
+    const { tools } = (JSON.parse(body) as { result: { tools: { name: string; outputSchema: unknown }[] } }).result;
+    const client = await connect(agentKey.secret);
+    expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(tools.map((tool) => tool.name));
+    await client.close();
+    const contract = tools.find((tool) => tool.name === 'get_metric_contract')?.outputSchema as {
+      properties: Record<string, { description?: string; properties?: Record<string, unknown> }>;
+    };
+    expect(Object.keys(contract.properties)).toEqual([
+      'metric_id',
+      'name',
+      'business_definition',
+      'current_approved_version',
+      'last_validated_at',
+      'lifecycle_status',
+      'challenges_count',
+      'open_challenges_count',
+      'requires_disambiguation',
+      'canonical_url',
+      'discussion_thread_count',
+      'discussion_message_count',
+      'agent_context_notes',
+      'agent_context_notes_omitted',
+      'discourse_summary',
+      'trust',
+      'discussion_summary',
+      'discussion_summary_meta',
+    ]);
+    expect(Object.keys(contract.properties.trust?.properties ?? {})).toEqual([
+      'verdict',
+      'reasons',
+      'explanations',
+      'preferred_metric_id',
+    ]);
+  });
+});
+
 describe('JSON-RPC framing', () => {
   const auth = () => ({ authorization: `Bearer ${agentKey.secret}` });
   const parseError = { jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: Invalid JSON' }, id: null };
@@ -259,7 +305,7 @@ describe('get_metric', () => {
       policy_tier: detail.policy_tier,
       scope: detail.scope,
       tags: ['finance'],
-      trust,
+      trust: { ...trust, explanations: [] },
     };
     expect(trust).toEqual({ verdict: 'use', reasons: [], preferred_metric_id: null });
     expect((await call(client, 'get_metric', { id: netRevenue.id })).structuredContent).toStrictEqual(expected);
@@ -294,10 +340,20 @@ describe('get_metric', () => {
 describe('get_metric_contract', () => {
   it('equals the contract route’s data, trust included, by id and by key', async () => {
     const client = await connect(agentKey.secret);
+    const explanations = new Map([
+      [
+        revenueV1.id,
+        [`metric ${netRevenue.id} supersedes this one; use it instead (get_metric_contract with that id)`],
+      ],
+    ]);
     for (const metric of [netRevenue, revenueV1, grossRevenue]) {
       const data = await rest(`/api/v1/metrics/${metric.id}/contract`);
-      expect((await call(client, 'get_metric_contract', { id: metric.id })).structuredContent).toStrictEqual(data);
-      expect((await call(client, 'get_metric_contract', { key: metric.key })).structuredContent).toStrictEqual(data);
+      // The route's data, and a sentence for each trust reason.
+      const expected = { ...data, trust: { ...data.trust, explanations: explanations.get(metric.id) ?? [] } };
+      expect((await call(client, 'get_metric_contract', { id: metric.id })).structuredContent).toStrictEqual(expected);
+      expect((await call(client, 'get_metric_contract', { key: metric.key })).structuredContent).toStrictEqual(
+        expected,
+      );
     }
     await client.close();
   });
@@ -331,7 +387,7 @@ describe('resolve_metric', () => {
       key: 'net_revenue',
       name: 'Net Revenue',
       lifecycle_status: 'RELEASED',
-      trust: { verdict: 'use', reasons: [], preferred_metric_id: null },
+      trust: { verdict: 'use', reasons: [], explanations: [], preferred_metric_id: null },
     });
     // Variants and supersession of the match, never the match itself.
     expect(result.candidates.map((c) => c.id).sort()).toEqual([grossRevenue.id, revenueV2.id].sort());
@@ -345,6 +401,7 @@ describe('resolve_metric', () => {
     expect(result.match?.trust).toEqual({
       verdict: 'do_not_use',
       reasons: ['superseded'],
+      explanations: [`metric ${netRevenue.id} supersedes this one; use it instead (get_metric_contract with that id)`],
       preferred_metric_id: netRevenue.id,
     });
     expect(result.canonical).toEqual({
@@ -352,7 +409,7 @@ describe('resolve_metric', () => {
       key: 'net_revenue',
       name: 'Net Revenue',
       lifecycle_status: 'RELEASED',
-      trust: { verdict: 'use', reasons: [], preferred_metric_id: null },
+      trust: { verdict: 'use', reasons: [], explanations: [], preferred_metric_id: null },
     });
     expect(result.candidates.map((c) => c.id)).toEqual([revenueV2.id]);
     await client.close();
