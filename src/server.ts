@@ -11,7 +11,7 @@ import { buildApp } from './app.js';
 import { hashSecret } from './auth/secrets.js';
 import { databaseTarget } from './db/adapter.js';
 import { openDatabase } from './db/client.js';
-import { shouldLoadDemo } from './demo.js';
+import { demoAsOf, demoRefusal, shouldLoadDemo } from './demo.js';
 import { env } from './env.js';
 import { loadFixture } from './fixtures/load.js';
 import { createMetrics, startMetricsServer } from './http/metrics.js';
@@ -38,26 +38,45 @@ const rateLimiter = createKeyRateLimiter({
 await rateLimiter.ready().catch((error: Error) => logger.warn({ err: error.message }, 'starting without Redis'));
 
 interface DemoFixture {
-  organizations: { api_keys?: { secret: string; scopes: string[]; sandbox?: boolean; revoked_at?: string | null }[] }[];
+  organizations: {
+    id: string;
+    api_keys?: { secret: string; scopes: string[]; sandbox?: boolean; revoked_at?: string | null }[];
+    metrics?: { validations?: { ran_at: string }[] }[];
+  }[];
 }
 
+const demoInput = {
+  databaseKind: target.kind,
+  nodeEnv: env.NODE_ENV,
+  host: env.HOST,
+  demo: env.DEMO,
+  trustProxy: env.TRUST_PROXY,
+};
+
 /**
- * When src/demo.ts allows it, the demo data is loaded on first start and its
- * agent key printed on every start.
+ * When src/demo.ts allows it, the demo data is loaded on first start (its
+ * dates moved to now) and, while its organization is in the database, its
+ * agent key printed on every start with a warning.
  */
-async function demoKey(): Promise<string | null> {
-  if (!shouldLoadDemo({ databaseKind: target.kind, nodeEnv: env.NODE_ENV, host: env.HOST, demo: env.DEMO }))
-    return null;
+async function demoRegistry(): Promise<{ key: string | null } | null> {
+  if (!shouldLoadDemo(demoInput)) return null;
   const fixture = JSON.parse(readFileSync(demoFixture, 'utf8')) as DemoFixture;
-  if ((await database.prisma.organization.count()) === 0) await loadFixture(database.prisma, fixture);
-  const secret = fixture.organizations[0]?.api_keys?.find(
+  if ((await database.prisma.organization.count()) === 0) {
+    await loadFixture(database.prisma, demoAsOf(fixture, new Date()));
+  }
+  const [organization] = fixture.organizations;
+  if (!organization || !(await database.prisma.organization.findUnique({ where: { id: organization.id } }))) {
+    return null;
+  }
+  const secret = organization.api_keys?.find(
     (key) => !key.sandbox && !key.revoked_at && key.scopes.includes('canonical-metric-api:read'),
   )?.secret;
-  if (!secret) return null;
+  if (!secret) return { key: null };
   const stored = await database.prisma.apiKey.findUnique({ where: { keyHash: hashSecret(secret) } });
-  return stored && !stored.revokedAt ? secret : null;
+  return { key: stored && !stored.revokedAt ? secret : null };
 }
-const key = await demoKey();
+const demo = await demoRegistry();
+const demoNote = demoRefusal(demoInput);
 
 const app = await buildApp({
   database,
@@ -103,6 +122,14 @@ process.on('SIGINT', () => void shutdown('SIGINT'));
 const address = await app.listen({ port: env.PORT, host: env.HOST });
 const base = address.replace('://127.0.0.1', '://localhost');
 console.log(`\nMetric governance API on ${base} (${database.description})`);
+if (demoNote) console.warn(`\n${demoNote}`);
+if (demo) {
+  console.warn(
+    '\nWARNING: demo registry in use. Its API keys and sessions are public in the repository: anyone who can ' +
+      'reach this port can read its data. Keep the instance private to this machine (DEMO=0 turns the demo off).',
+  );
+}
+const key = demo?.key;
 if (key) {
   console.log(`\nDemo API key (demo data, embedded database):\n  ${key}\n`);
   console.log('Try:');
