@@ -44,7 +44,11 @@ import {
 
 export const SEARCH_MAX_PAGE_SIZE = 25;
 export const SEARCH_DEFAULT_PAGE_SIZE = 10;
-/** Bytes of serialized structuredContent a tool answers at most (free text is shortened to fit). */
+/**
+ * Bytes of serialized structuredContent a contract answers (commentary is left out or cut to fit; the
+ * facts never are, and a contract whose facts alone pass it is answered larger) and a search page
+ * answers at most (descriptions are cut to fit).
+ */
 export const CONTRACT_MAX_BYTES = 4096;
 export const SEARCH_PAGE_MAX_BYTES = 8192;
 /** resolve_metric lists at most this many candidates. */
