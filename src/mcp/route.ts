@@ -60,6 +60,13 @@ export async function mcpRoutes(app: FastifyInstance, deps: McpDeps) {
     if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
       return reply.status(415).header('content-type', 'application/json').send(UNSUPPORTED_MEDIA_TYPE);
     }
+    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+      const tooLarge = jsonRpcError(
+        -32000,
+        `Payload Too Large: Request body must not exceed ${app.initialConfig.bodyLimit} bytes`,
+      );
+      return reply.status(413).header('content-type', 'application/json').send(tooLarge);
+    }
     throw error;
   });
 

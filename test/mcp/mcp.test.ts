@@ -213,6 +213,21 @@ describe('JSON-RPC framing', () => {
     ]);
   });
 
+  it('a body over the 1 MiB limit is the SDK’s 413 in JSON-RPC', async () => {
+    const res = await post(
+      { jsonrpc: '2.0', id: 1, method: 'tools/list', params: { pad: 'x'.repeat(1024 * 1024) } },
+      auth(),
+    );
+    expect([res.status, await res.json()]).toEqual([
+      413,
+      {
+        jsonrpc: '2.0',
+        error: { code: -32000, message: 'Payload Too Large: Request body must not exceed 1048576 bytes' },
+        id: null,
+      },
+    ]);
+  });
+
   it('authentication still answers before parsing: no key and a bad body is the contract’s 401', async () => {
     const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: 'not json' });
     expect([res.status, await res.json()]).toEqual([401, { error: 'Missing Authorization header' }]);
