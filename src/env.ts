@@ -100,7 +100,8 @@ export const envSchema = z
     SERVICE_TOKEN_RATE_LIMIT_PER_MINUTE: positiveInt.default(60),
     THROTTLE_PER_MINUTE: positiveInt.default(600),
     THROTTLE_FAILURE_COST: positiveInt.default(10),
-    PUBLIC_APP_URL: z.url().default('http://localhost:3000'),
+    /** unset: http://localhost:{PORT}, so that canonical_url points at this instance */
+    PUBLIC_APP_URL: z.url().optional(),
     SUMMARY_PROVIDER: z.enum(['extractive', 'openai']).default('extractive'),
     SUMMARY_OPENAI_BASE_URL: z.url().optional(),
     SUMMARY_OPENAI_API_KEY: z.string().optional(),
@@ -134,7 +135,8 @@ export const envSchema = z
           ctx.addIssue({ code: 'custom', path: [name], message: 'required when SUMMARY_PROVIDER=openai' });
       }
     }
-  });
+  })
+  .transform((env) => ({ ...env, PUBLIC_APP_URL: env.PUBLIC_APP_URL ?? `http://localhost:${env.PORT}` }));
 
 export type Env = z.infer<typeof envSchema>;
 

@@ -11,7 +11,7 @@ import { buildApp } from './app.js';
 import { hashSecret } from './auth/secrets.js';
 import { databaseTarget } from './db/adapter.js';
 import { openDatabase } from './db/client.js';
-import { shouldLoadDemo } from './demo.js';
+import { demoAsOf, demoRefusal, shouldLoadDemo } from './demo.js';
 import { env } from './env.js';
 import { loadFixture } from './fixtures/load.js';
 import { createMetrics, startMetricsServer } from './http/metrics.js';
@@ -56,26 +56,45 @@ const rateLimiter = createKeyRateLimiter({
 await rateLimiter.ready().catch((error: unknown) => cannotStart(`REDIS_URL (${redact(env.REDIS_URL ?? '')})`, error));
 
 interface DemoFixture {
-  organizations: { api_keys?: { secret: string; scopes: string[]; sandbox?: boolean; revoked_at?: string | null }[] }[];
+  organizations: {
+    id: string;
+    api_keys?: { secret: string; scopes: string[]; sandbox?: boolean; revoked_at?: string | null }[];
+    metrics?: { validations?: { ran_at: string }[] }[];
+  }[];
 }
 
+const demoInput = {
+  databaseKind: target.kind,
+  nodeEnv: env.NODE_ENV,
+  host: env.HOST,
+  demo: env.DEMO,
+  trustProxy: env.TRUST_PROXY,
+};
+
 /**
- * When src/demo.ts allows it, the demo data is loaded on first start and its
- * agent key printed on every start.
+ * When src/demo.ts allows it, the demo data is loaded on first start (its
+ * dates moved to now) and, while its organization is in the database, its
+ * agent key printed on every start with a warning.
  */
-async function demoKey(): Promise<string | null> {
-  if (!shouldLoadDemo({ databaseKind: target.kind, nodeEnv: env.NODE_ENV, host: env.HOST, demo: env.DEMO }))
-    return null;
+async function demoRegistry(): Promise<{ key: string | null } | null> {
+  if (!shouldLoadDemo(demoInput)) return null;
   const fixture = JSON.parse(readFileSync(demoFixture, 'utf8')) as DemoFixture;
-  if ((await database.prisma.organization.count()) === 0) await loadFixture(database.prisma, fixture);
-  const secret = fixture.organizations[0]?.api_keys?.find(
+  if ((await database.prisma.organization.count()) === 0) {
+    await loadFixture(database.prisma, demoAsOf(fixture, new Date()));
+  }
+  const [organization] = fixture.organizations;
+  if (!organization || !(await database.prisma.organization.findUnique({ where: { id: organization.id } }))) {
+    return null;
+  }
+  const secret = organization.api_keys?.find(
     (key) => !key.sandbox && !key.revoked_at && key.scopes.includes('canonical-metric-api:read'),
   )?.secret;
-  if (!secret) return null;
+  if (!secret) return { key: null };
   const stored = await database.prisma.apiKey.findUnique({ where: { keyHash: hashSecret(secret) } });
-  return stored && !stored.revokedAt ? secret : null;
+  return { key: stored && !stored.revokedAt ? secret : null };
 }
-const key = await demoKey();
+const demo = await demoRegistry();
+const demoNote = demoRefusal(demoInput);
 
 const app = await buildApp({
   database,
@@ -129,6 +148,15 @@ console.log(`  API        ${base}${serviceLinks.api}  (OpenAPI: ${base}${service
 console.log(`  Reference  ${base}${serviceLinks.docs}`);
 console.log(`  GraphQL    ${base}${serviceLinks.graphql}  (GraphiQL in a browser)`);
 console.log(`  MCP        ${base}${serviceLinks.mcp}`);
+console.log(`  Health     ${base}${serviceLinks.healthz}  ${base}${serviceLinks.readyz}`);
+if (demoNote) console.warn(`\n${demoNote}`);
+if (demo) {
+  console.warn(
+    '\nWARNING: demo registry in use. Its API keys and sessions are public in the repository: anyone who can ' +
+      'reach this port can read its data. Keep the instance private to this machine (DEMO=0 turns the demo off).',
+  );
+}
+const key = demo?.key;
 if (key) {
   console.log(`\nDemo API key (demo data, embedded database):\n  ${key}\n`);
   console.log('Try:');
@@ -136,5 +164,5 @@ if (key) {
   console.log(`  curl -H "Authorization: Bearer ${key}" "${base}/api/v1/metrics?q=revenue"`);
   console.log(`  open ${base}/graphql  (GraphiQL; send the key as an Authorization header)`);
 }
-console.log(`  Health     ${base}${serviceLinks.healthz}  ${base}${serviceLinks.readyz}\n`);
+console.log('');
 if (env.METRICS_PORT) console.log(`Prometheus metrics on http://${env.HOST}:${env.METRICS_PORT}/metrics\n`);

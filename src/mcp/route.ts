@@ -9,13 +9,14 @@
  * of the tools; `get_metric_contract` checks `canonical-metric-api:read`
  * itself), and the key's per-minute budget, answered with the contract's
  * statuses and JSON bodies. A request costs 1 of the budget, like one REST
- * request; a JSON-RPC batch with several `tools/call` costs one per call,
- * all spent before any is run.
+ * request. JSON-RPC batches are refused (MCP 2025-06-18 removed them) with
+ * the error the SDK's transport answers for a batch it will not take, so a
+ * request is one message and costs its admission unit, nothing more. A body
+ * that is not JSON is the JSON-RPC parse error, as the SDK answers it.
  */
 import type { FastifyInstance } from 'fastify';
 import type { ServiceConfig } from '../context.js';
-import { errors, HttpError } from '../errors.js';
-import { type AccessDeps, admitApiKey, spendOperationCost } from '../http/request-auth.js';
+import { type AccessDeps, admitApiKey } from '../http/request-auth.js';
 
 /**
  * The SDK (about 20 MB of heap and code) and the tools load with the first
@@ -32,23 +33,42 @@ export interface McpDeps {
   config: ServiceConfig;
 }
 
-/** The `tools/call` requests in a JSON-RPC message or batch. */
-function toolCalls(body: unknown): number {
-  const messages = Array.isArray(body) ? body : [body];
-  return messages.filter(
-    (message) =>
-      typeof message === 'object' && message !== null && (message as { method?: unknown }).method === 'tools/call',
-  ).length;
-}
+/** A JSON-RPC error response without an id, as the SDK's transport writes its own. */
+const jsonRpcError = (code: number, message: string) =>
+  JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null });
 
-const methodNotAllowed = JSON.stringify({
-  jsonrpc: '2.0',
-  error: { code: -32000, message: 'Method not allowed.' },
-  id: null,
-});
+/** The SDK's code for a batch it refuses (-32600 Invalid Request), with our reason. */
+export const BATCH_REFUSED = jsonRpcError(
+  -32600,
+  'Invalid Request: JSON-RPC batches are not supported (removed in MCP 2025-06-18); send one message per request',
+);
+/** The SDK's answer to a body that does not parse as JSON. */
+export const PARSE_ERROR = jsonRpcError(-32700, 'Parse error: Invalid JSON');
+const UNSUPPORTED_MEDIA_TYPE = jsonRpcError(-32000, 'Unsupported Media Type: Content-Type must be application/json');
+
+const methodNotAllowed = jsonRpcError(-32000, 'Method not allowed.');
 
 export async function mcpRoutes(app: FastifyInstance, deps: McpDeps) {
   const { access, config } = deps;
+
+  // Body parsing runs after admission (onRequest); what it refuses is answered in JSON-RPC, not
+  // as the REST routes' { error }. Everything else goes on to the app's handler.
+  app.setErrorHandler((error: Error & { code?: string }, _request, reply) => {
+    if (error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') {
+      return reply.status(400).header('content-type', 'application/json').send(PARSE_ERROR);
+    }
+    if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+      return reply.status(415).header('content-type', 'application/json').send(UNSUPPORTED_MEDIA_TYPE);
+    }
+    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+      const tooLarge = jsonRpcError(
+        -32000,
+        `Payload Too Large: Request body must not exceed ${app.initialConfig.bodyLimit} bytes`,
+      );
+      return reply.status(413).header('content-type', 'application/json').send(tooLarge);
+    }
+    throw error;
+  });
 
   app.post(
     '/mcp',
@@ -61,9 +81,10 @@ export async function mcpRoutes(app: FastifyInstance, deps: McpDeps) {
     async (request, reply) => {
       const principal = request.principal;
       if (!principal) throw new Error('MCP request without an admitted principal');
-      const calls = toolCalls(request.body);
-      // Admission spent one unit; a batch that cannot pay for the rest is refused whole and keeps only that one.
-      if (!(await spendOperationCost(access, reply, principal, calls))) throw new HttpError(errors.rateLimited);
+      // Admission spent the request's one unit; a batch runs nothing and costs no more.
+      if (Array.isArray(request.body)) {
+        return reply.status(400).header('content-type', 'application/json').send(BATCH_REFUSED);
+      }
 
       const [{ StreamableHTTPServerTransport }, { createMcpServer }] = await loadMcp();
       const server = createMcpServer({ access, config, principal, log: request.log });

@@ -16,7 +16,8 @@ import { type Context, createContext, type Principal, type ServiceConfig } from 
 import { type ErrorResponse, errors, HttpError } from '../errors.js';
 import { LifecycleStatus, MetricScope } from '../generated/prisma/enums.js';
 import type { AccessDeps } from '../http/request-auth.js';
-import { MetricContract, Trust } from '../openapi/schemas.js';
+import { type TrustFacts, trustReasonSentences } from '../metric/trust.js';
+import type { MetricContract, Trust } from '../openapi/schemas.js';
 import { contractEnvelope } from '../rest/envelopes.js';
 import { MetricContractDocument, runOperation } from '../rest/execute.js';
 import {
@@ -30,11 +31,24 @@ import {
   type ResolvedMetricFragment,
 } from '../rest/operations.generated.js';
 import { isUuid } from '../uuid.js';
-import { fitToBytes, shorten } from './fit.js';
+import { fitContract, fitToBytes, shorten } from './fit.js';
+import {
+  ContractOutput,
+  MetricOutput,
+  type ResolvedValue,
+  ResolveOutput,
+  type SearchItem,
+  SearchOutput,
+  type TrustOutputValue,
+} from './output-schemas.js';
 
 export const SEARCH_MAX_PAGE_SIZE = 25;
 export const SEARCH_DEFAULT_PAGE_SIZE = 10;
-/** Bytes of serialized structuredContent a tool answers at most (free text is shortened to fit). */
+/**
+ * Bytes of serialized structuredContent a contract answers (commentary is left out or cut to fit; the
+ * facts never are, and a contract whose facts alone pass it is answered larger) and a search page
+ * answers at most (descriptions are cut to fit).
+ */
 export const CONTRACT_MAX_BYTES = 4096;
 export const SEARCH_PAGE_MAX_BYTES = 8192;
 /** resolve_metric lists at most this many candidates. */
@@ -63,51 +77,10 @@ export interface ToolDeps {
 }
 
 const lifecycleStatus = z.enum(LifecycleStatus);
-const TrustVerdictOnly = Trust.pick({ verdict: true });
-
-const SearchItem = z.object({
-  id: z.string(),
-  key: z.string(),
-  name: z.string(),
-  description: z.string().describe('shortened with "…[truncated]" when the page would pass 8 KB'),
-  lifecycle_status: lifecycleStatus,
-  scope: z.enum(MetricScope),
-  policy_tier: z.string(),
-  owner_team: z.string(),
-  trust: TrustVerdictOnly,
-});
-
-const MetricOutput = {
-  id: z.string(),
-  key: z.string(),
-  name: z.string(),
-  description: z.string(),
-  lifecycle_status: lifecycleStatus,
-  definition_version: z.string(),
-  sql_expression: z.string(),
-  grains: z.array(z.string()),
-  default_grain: z.string(),
-  dimensions: z.array(z.unknown()),
-  filters: z.array(z.string()),
-  source_refs: z.array(z.record(z.string(), z.unknown())),
-  owner_team: z.string(),
-  policy_tier: z.string(),
-  scope: z.enum(MetricScope),
-  tags: z.array(z.string()),
-  trust: Trust,
-};
-
-const ResolvedOutput = z.object({
-  id: z.string(),
-  key: z.string(),
-  name: z.string(),
-  lifecycle_status: lifecycleStatus,
-  trust: Trust,
-});
 
 const metricRef = {
-  id: z.string().max(1000).optional().describe('the metric id (UUID)'),
-  key: z.string().max(1000).optional().describe("the metric's machine key, for example net_revenue"),
+  id: z.string().max(1000).optional().describe('UUID'),
+  key: z.string().max(1000).optional().describe('for example net_revenue'),
 };
 
 const readOnly = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
@@ -149,6 +122,32 @@ export function createMcpServer(deps: ToolDeps): McpServer {
     return result.data;
   }
 
+  /**
+   * Each metric's trust with one sentence per reason. The facts come from the
+   * context's trust loader, which the operation that computed the verdict
+   * has already filled (no further statement in the usual case).
+   */
+  async function explained(ctx: Context, ids: string[], trusts: TrustOut[]): Promise<TrustOutputValue[]> {
+    const needed = [...new Set(ids.filter((_, i) => trusts[i]?.reasons.length))];
+    const loaded = needed.length ? await ctx.loaders.trust.loadMany(needed) : [];
+    const facts = new Map<string, TrustFacts>();
+    for (const [i, value] of loaded.entries()) {
+      if (value instanceof Error) throw value;
+      facts.set(needed[i] as string, value);
+    }
+    const now = new Date();
+    return trusts.map((trust, i) => {
+      const known = facts.get(ids[i] as string);
+      const verdict = { verdict: trust.verdict, reasons: trust.reasons, preferredMetricId: trust.preferred_metric_id };
+      return {
+        verdict: trust.verdict,
+        reasons: trust.reasons,
+        explanations: known ? trustReasonSentences(verdict, known, deps.config.trust, now) : [],
+        preferred_metric_id: trust.preferred_metric_id,
+      };
+    });
+  }
+
   function exactlyOne(args: { id?: string; key?: string }): { id: string } | { key: string } {
     if ((args.id === undefined) === (args.key === undefined)) throw new ToolFailure(messages.exactlyOne);
     if (args.id !== undefined) {
@@ -162,9 +161,7 @@ export function createMcpServer(deps: ToolDeps): McpServer {
     'search_metrics',
     {
       title: 'Search metrics',
-      description:
-        'Find metrics of the organization by words (typos and partial words are corrected) and filters, ' +
-        'most relevant first; without query, by name. Each item carries its trust verdict.',
+      description: 'Find metrics by words (typos corrected) and filters, most relevant first; without query, by name.',
       inputSchema: {
         query: z.string().max(1000).optional().describe('words, "quoted phrases", or, -excluded'),
         lifecycle_status: lifecycleStatus.optional(),
@@ -178,17 +175,7 @@ export function createMcpServer(deps: ToolDeps): McpServer {
           .optional()
           .describe(`1 to ${SEARCH_MAX_PAGE_SIZE}, default ${SEARCH_DEFAULT_PAGE_SIZE}`),
       },
-      outputSchema: {
-        items: z.array(SearchItem),
-        total: z.int(),
-        page: z.int(),
-        page_size: z.int(),
-        corrected: z
-          .array(z.object({ from: z.string(), to: z.string() }))
-          .optional()
-          .describe('query words read as other words, when results came through them'),
-        did_you_mean: z.array(z.string()).optional().describe('when nothing was found: close metric names or keys'),
-      },
+      outputSchema: SearchOutput,
       annotations: readOnly,
     },
     handler(
@@ -230,7 +217,7 @@ export function createMcpServer(deps: ToolDeps): McpServer {
         }));
       },
       (result) => {
-        const items = result.items as z.infer<typeof SearchItem>[];
+        const items = result.items as (z.infer<typeof SearchItem> & { trust: { verdict: string } })[];
         const lines = items.map((m) => `- ${m.name} (${m.key}, ${m.lifecycle_status}): ${m.trust.verdict} [${m.id}]`);
         const corrected = result.corrected as { from: string; to: string }[] | undefined;
         const suggestions = result.did_you_mean as string[] | undefined;
@@ -257,12 +244,14 @@ export function createMcpServer(deps: ToolDeps): McpServer {
     handler(
       async (args: { id?: string; key?: string }) => {
         const ref = exactlyOne(args);
+        const ctx = context();
         const metric =
           'id' in ref
-            ? dataOf(await runOperation(AgentMetricByIdDocument, ref, context())).metric
-            : dataOf(await runOperation(AgentMetricByKeyDocument, ref, context())).metricByKey;
+            ? dataOf(await runOperation(AgentMetricByIdDocument, ref, ctx)).metric
+            : dataOf(await runOperation(AgentMetricByKeyDocument, ref, ctx)).metricByKey;
         if (!metric) throw new ToolFailure(messages.notFound);
-        return metric;
+        const [trust] = await explained(ctx, [metric.id], [metric.trust]);
+        return { ...metric, trust };
       },
       (m) => `${m.name} (${m.key}, ${m.lifecycle_status}, v${m.definition_version}): ${trustLine(m.trust as TrustOut)}`,
     ),
@@ -273,14 +262,13 @@ export function createMcpServer(deps: ToolDeps): McpServer {
     {
       title: 'Get the agent contract of a metric',
       description:
-        'The agent contract of a metric (by id or key), as GET /api/v1/metrics/{id}/contract, with its trust ' +
-        'verdict. summary: true adds a discussion summary, which may be billed (discussion_summary_meta.charged). ' +
-        'Pinned note bodies are shortened with "…[truncated]" to keep the result within 4 KB.',
+        'The contract of a metric (by id or key) with its trust verdict. Within 4 KB: older pinned notes are ' +
+        'left out, then the newest note and the summary cut; never the business definition or other facts.',
       inputSchema: {
         ...metricRef,
-        summary: z.boolean().optional().describe('add discussion_summary (as ?summary=true); may be billed'),
+        summary: z.boolean().optional().describe('adds discussion_summary; may be billed'),
       },
-      outputSchema: MetricContract.shape,
+      outputSchema: ContractOutput,
       annotations: readOnly,
     },
     handler(
@@ -289,14 +277,15 @@ export function createMcpServer(deps: ToolDeps): McpServer {
           throw new ToolFailure(messages.insufficientScope);
         }
         const ref = exactlyOne(args);
+        const ctx = context();
         let id: string;
         if ('id' in ref) id = ref.id;
         else {
-          const found = dataOf(await runOperation(AgentMetricIdByKeyDocument, ref, context())).metricByKey;
+          const found = dataOf(await runOperation(AgentMetricIdByKeyDocument, ref, ctx)).metricByKey;
           if (!found) throw new ToolFailure(messages.notFound);
           id = found.id;
         }
-        const result = await runOperation(MetricContractDocument, { id, summary: args.summary === true }, context());
+        const result = await runOperation(MetricContractDocument, { id, summary: args.summary === true }, ctx);
         // As the contract route: supporting reads degrade in the envelope; only a failed metric read fails.
         if (result.errors.some((error) => error.path?.length === 1) || (result.errors.length && !result.data)) {
           dataOf({ data: null, errors: result.errors });
@@ -306,16 +295,8 @@ export function createMcpServer(deps: ToolDeps): McpServer {
         }
         if (!result.data?.metric) throw new ToolFailure(messages.notFound);
         const { data } = contractEnvelope(result.data.metric).body as { data: z.infer<typeof MetricContract> };
-        return fitToBytes(CONTRACT_MAX_BYTES, (max) => ({
-          ...data,
-          business_definition: Object.fromEntries(
-            Object.entries(data.business_definition).map(([name, text]) => [name, shorten(text, max)]),
-          ) as typeof data.business_definition,
-          agent_context_notes: data.agent_context_notes.map((note) => ({ ...note, body: shorten(note.body, max) })),
-          ...(typeof data.discussion_summary === 'string'
-            ? { discussion_summary: shorten(data.discussion_summary, max) }
-            : {}),
-        }));
+        const [trust] = await explained(ctx, [data.metric_id], [data.trust]);
+        return fitContract(CONTRACT_MAX_BYTES, { ...data, trust: trust as TrustOutputValue });
       },
       (c) => {
         const notes = (c.agent_context_notes as unknown[]).length;
@@ -333,15 +314,10 @@ export function createMcpServer(deps: ToolDeps): McpServer {
     {
       title: 'Resolve a metric name',
       description:
-        'The metric a name means: match (key equal to name, else name equal regardless of case, else the best ' +
-        'search hit), canonical (the metric to use: the end of its supersession chain, or match itself) and ' +
-        'up to 5 candidates to tell apart (variants and conflicts, or the next search hits).',
+        'The metric a name means: match (by key, then name, then best search hit), canonical (the metric to ' +
+        'use: the end of its supersession chain, or match) and candidates (variants, conflicts or next hits).',
       inputSchema: { name: z.string().min(1).max(1000).describe('a key or a name, for example "net revenue"') },
-      outputSchema: {
-        match: ResolvedOutput.nullable(),
-        canonical: ResolvedOutput.nullable(),
-        candidates: z.array(ResolvedOutput).max(MAX_CANDIDATES),
-      },
+      outputSchema: ResolveOutput,
       annotations: readOnly,
     },
     handler(
@@ -373,27 +349,28 @@ export function createMcpServer(deps: ToolDeps): McpServer {
           const read = dataOf(await runOperation(AgentMetricsByIdsDocument, { ids: missing }, ctx)).metricsByIds;
           for (const metric of read) if (metric) known.set(metric.id, metric);
         }
-        const summary = ({ id, key, name, lifecycle_status, trust }: ResolvedMetricFragment) => ({
-          id,
-          key,
-          name,
-          lifecycle_status,
-          trust,
-        });
         const canonical = canonicalId === match.id ? match : (known.get(canonicalId) ?? match);
-        return {
-          match: summary(match),
-          canonical: summary(canonical),
-          candidates: ids.flatMap((id) => {
-            const metric = known.get(id);
-            return metric ? [summary(metric)] : [];
+        const listed = [match, canonical, ...ids.flatMap((id) => known.get(id) ?? [])];
+        const trusts = await explained(
+          ctx,
+          listed.map((metric) => metric.id),
+          listed.map((metric) => metric.trust),
+        );
+        const [matched, canonicalOut, ...candidates] = listed.map(
+          ({ id, key, name, lifecycle_status }, i): ResolvedValue => ({
+            id,
+            key,
+            name,
+            lifecycle_status,
+            trust: trusts[i] as TrustOutputValue,
           }),
-        };
+        );
+        return { match: matched, canonical: canonicalOut, candidates };
       },
       (r) => {
-        const match = r.match as z.infer<typeof ResolvedOutput> | null;
+        const match = r.match as ResolvedValue | null;
         if (!match) return 'No metric matches.';
-        const canonical = r.canonical as z.infer<typeof ResolvedOutput>;
+        const canonical = r.canonical as ResolvedValue;
         const candidates = (r.candidates as unknown[]).length;
         const use =
           canonical.id === match.id
@@ -404,6 +381,8 @@ export function createMcpServer(deps: ToolDeps): McpServer {
     ),
   );
 
+  // A stateless server never sends notifications/tools/list_changed (the SDK advertises it once a tool is registered).
+  server.server.registerCapabilities({ tools: { listChanged: undefined } });
   return server;
 }
 

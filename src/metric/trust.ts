@@ -125,3 +125,39 @@ export const trustPart: MetricPart<TrustFacts> = {
     };
   },
 };
+
+/**
+ * One sentence per reason of `trust`, in its order, saying what the reason
+ * means for this metric and what to do about it (for agents, which cannot
+ * read the README). `facts` are the ones the verdict was computed from.
+ */
+export function trustReasonSentences(trust: Trust, facts: TrustFacts, policy: TrustPolicy, now: Date): string[] {
+  const preferred = trust.preferredMetricId;
+  return trust.reasons.map((reason) => {
+    switch (reason) {
+      case 'deprecated':
+        return preferred
+          ? `lifecycle status is DEPRECATED; use metric ${preferred} (preferred_metric_id) instead`
+          : 'lifecycle status is DEPRECATED and no replacement is recorded; ask the owner team which metric to use';
+      case 'superseded':
+        return `metric ${preferred} supersedes this one; use it instead (get_metric_contract with that id)`;
+      case 'pre_release':
+        return `lifecycle status is ${facts.lifecycleStatus}, not APPROVED or RELEASED; the definition may still change, so say that figures are provisional`;
+      case 'open_objections': {
+        const count = facts.openObjectionsCount;
+        return `${count} open objection${count === 1 ? '' : 's'} dispute${count === 1 ? 's' : ''} this definition; read the pinned notes and mention the objection when reporting figures`;
+      }
+      case 'never_validated':
+        return 'no validation run is recorded; check the figures against a trusted source before relying on them';
+      case 'failed_validation':
+        return 'the latest validation run failed; do not report its figures as verified, and tell the owner team';
+      case 'stale_validation': {
+        const days = facts.lastValidatedAt ? Math.floor((now.getTime() - facts.lastValidatedAt.getTime()) / DAY_MS) : 0;
+        return `latest validation evidence is ${days} days old; the limit is ${policy.staleValidationDays} days, so ask the owner team to re-validate or say the figures are unverified`;
+      }
+      case 'conflicting_definition':
+        return 'another metric of the organization conflicts with this definition; confirm which one is meant (resolve_metric lists the candidates)';
+    }
+    return reason;
+  });
+}

@@ -134,6 +134,124 @@ describe('tools/list', () => {
   });
 });
 
+describe('tools/list size', () => {
+  it('is at most 8 KB on the wire, and the contract’s output schema names every field once', async () => {
+    const res = await post(
+      { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+      { authorization: `Bearer ${agentKey.secret}`, 'mcp-protocol-version': '2025-06-18' },
+    );
+    expect(res.status).toBe(200);
+    const body = await res.text();
+    const bytes = Buffer.byteLength(body);
+    expect(bytes).toBeLessThanOrEqual(8192);
+    const { tools } = (JSON.parse(body) as { result: { tools: { name: string; outputSchema: unknown }[] } }).result;
+    const client = await connect(agentKey.secret);
+    expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(tools.map((tool) => tool.name));
+    await client.close();
+    const contract = tools.find((tool) => tool.name === 'get_metric_contract')?.outputSchema as {
+      properties: Record<string, { description?: string; properties?: Record<string, unknown> }>;
+    };
+    expect(Object.keys(contract.properties)).toEqual([
+      'metric_id',
+      'name',
+      'business_definition',
+      'current_approved_version',
+      'last_validated_at',
+      'lifecycle_status',
+      'challenges_count',
+      'open_challenges_count',
+      'requires_disambiguation',
+      'canonical_url',
+      'discussion_thread_count',
+      'discussion_message_count',
+      'agent_context_notes',
+      'agent_context_notes_omitted',
+      'discourse_summary',
+      'trust',
+      'discussion_summary',
+      'discussion_summary_meta',
+    ]);
+    expect(Object.keys(contract.properties.trust?.properties ?? {})).toEqual([
+      'verdict',
+      'reasons',
+      'explanations',
+      'preferred_metric_id',
+    ]);
+  });
+});
+
+describe('JSON-RPC framing', () => {
+  const auth = () => ({ authorization: `Bearer ${agentKey.secret}` });
+  const parseError = { jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: Invalid JSON' }, id: null };
+
+  it('a body that is not JSON is the JSON-RPC parse error -32700, not the REST { error }', async () => {
+    for (const body of ['{"jsonrpc": "2.0", "id": 1, "method": ', 'not json', '']) {
+      const res = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...auth() },
+        body,
+      });
+      expect(res.status, body).toBe(400);
+      expect(res.headers.get('content-type'), body).toMatch(/^application\/json/);
+      expect(await res.json(), body).toEqual(parseError);
+    }
+  });
+
+  it('a body that is not application/json is the SDK’s 415 in JSON-RPC', async () => {
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain', accept: 'application/json, text/event-stream', ...auth() },
+      body: '{}',
+    });
+    expect([res.status, await res.json()]).toEqual([
+      415,
+      {
+        jsonrpc: '2.0',
+        error: { code: -32000, message: 'Unsupported Media Type: Content-Type must be application/json' },
+        id: null,
+      },
+    ]);
+  });
+
+  it('a body over the 1 MiB limit is the SDK’s 413 in JSON-RPC', async () => {
+    const res = await post(
+      { jsonrpc: '2.0', id: 1, method: 'tools/list', params: { pad: 'x'.repeat(1024 * 1024) } },
+      auth(),
+    );
+    expect([res.status, await res.json()]).toEqual([
+      413,
+      {
+        jsonrpc: '2.0',
+        error: { code: -32000, message: 'Payload Too Large: Request body must not exceed 1048576 bytes' },
+        id: null,
+      },
+    ]);
+  });
+
+  it('authentication still answers before parsing: no key and a bad body is the contract’s 401', async () => {
+    const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: 'not json' });
+    expect([res.status, await res.json()]).toEqual([401, { error: 'Missing Authorization header' }]);
+  });
+
+  it('initialize does not advertise tools.listChanged (a stateless server never sends it)', async () => {
+    const res = await post(
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+      },
+      auth(),
+    );
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { result: { capabilities: Record<string, unknown> } };
+    expect(body.result.capabilities.tools).toEqual({});
+    const client = await connect(agentKey.secret);
+    expect(client.getServerCapabilities()?.tools?.listChanged).toBeUndefined();
+    await client.close();
+  });
+});
+
 describe('search_metrics', () => {
   it('answers the list route’s search, with keys and trust verdicts', async () => {
     const client = await connect(agentKey.secret);
@@ -233,7 +351,7 @@ describe('get_metric', () => {
       policy_tier: detail.policy_tier,
       scope: detail.scope,
       tags: ['finance'],
-      trust,
+      trust: { ...trust, explanations: [] },
     };
     expect(trust).toEqual({ verdict: 'use', reasons: [], preferred_metric_id: null });
     expect((await call(client, 'get_metric', { id: netRevenue.id })).structuredContent).toStrictEqual(expected);
@@ -268,10 +386,20 @@ describe('get_metric', () => {
 describe('get_metric_contract', () => {
   it('equals the contract route’s data, trust included, by id and by key', async () => {
     const client = await connect(agentKey.secret);
+    const explanations = new Map([
+      [
+        revenueV1.id,
+        [`metric ${netRevenue.id} supersedes this one; use it instead (get_metric_contract with that id)`],
+      ],
+    ]);
     for (const metric of [netRevenue, revenueV1, grossRevenue]) {
       const data = await rest(`/api/v1/metrics/${metric.id}/contract`);
-      expect((await call(client, 'get_metric_contract', { id: metric.id })).structuredContent).toStrictEqual(data);
-      expect((await call(client, 'get_metric_contract', { key: metric.key })).structuredContent).toStrictEqual(data);
+      // The route's data, and a sentence for each trust reason.
+      const expected = { ...data, trust: { ...data.trust, explanations: explanations.get(metric.id) ?? [] } };
+      expect((await call(client, 'get_metric_contract', { id: metric.id })).structuredContent).toStrictEqual(expected);
+      expect((await call(client, 'get_metric_contract', { key: metric.key })).structuredContent).toStrictEqual(
+        expected,
+      );
     }
     await client.close();
   });
@@ -305,7 +433,7 @@ describe('resolve_metric', () => {
       key: 'net_revenue',
       name: 'Net Revenue',
       lifecycle_status: 'RELEASED',
-      trust: { verdict: 'use', reasons: [], preferred_metric_id: null },
+      trust: { verdict: 'use', reasons: [], explanations: [], preferred_metric_id: null },
     });
     // Variants and supersession of the match, never the match itself.
     expect(result.candidates.map((c) => c.id).sort()).toEqual([grossRevenue.id, revenueV2.id].sort());
@@ -319,6 +447,7 @@ describe('resolve_metric', () => {
     expect(result.match?.trust).toEqual({
       verdict: 'do_not_use',
       reasons: ['superseded'],
+      explanations: [`metric ${netRevenue.id} supersedes this one; use it instead (get_metric_contract with that id)`],
       preferred_metric_id: netRevenue.id,
     });
     expect(result.canonical).toEqual({
@@ -326,7 +455,7 @@ describe('resolve_metric', () => {
       key: 'net_revenue',
       name: 'Net Revenue',
       lifecycle_status: 'RELEASED',
-      trust: { verdict: 'use', reasons: [], preferred_metric_id: null },
+      trust: { verdict: 'use', reasons: [], explanations: [], preferred_metric_id: null },
     });
     expect(result.candidates.map((c) => c.id)).toEqual([revenueV2.id]);
     await client.close();
@@ -475,33 +604,45 @@ describe('rate limit', () => {
     expect(
       ((await first.json()) as { result: { structuredContent: { id: string } } }).result.structuredContent.id,
     ).toBe(netRevenue.id);
-    // A batch of two tool calls costs two.
-    const batch = await post(
-      [toolCall(2, 'get_metric', { key: 'net_revenue' }), toolCall(3, 'resolve_metric', { name: 'net_revenue' })],
-      auth,
-    );
-    expect(batch.status).toBe(200);
-    expect(batch.headers.get('ratelimit-remaining')).toBe('1');
-    expect(((await batch.json()) as unknown[]).length).toBe(2);
-    // A batch of two does not fit in the one left: refused whole.
-    const over = await post(
-      [toolCall(4, 'get_metric', { key: 'net_revenue' }), toolCall(5, 'get_metric', { key: 'net_revenue' })],
-      auth,
-    );
-    expect([over.status, await over.json()]).toEqual([429, { error: 'Rate limit exceeded' }]);
-    expect(Number(over.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    for (const id of [2, 3, 4]) {
+      const next = await post(toolCall(id, 'get_metric', { key: 'net_revenue' }), auth);
+      expect(next.status).toBe(200);
+      expect(next.headers.get('ratelimit-remaining')).toBe(String(4 - id));
+    }
     const after = await post(toolCall(6, 'get_metric', { key: 'net_revenue' }), auth);
     expect([after.status, await after.json()]).toEqual([429, { error: 'Rate limit exceeded' }]);
     expect(Number(after.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
   });
 
-  it('a batch that does not fit is refused whole and spends only its admission unit', async () => {
+  it('a JSON-RPC batch is refused with the SDK’s Invalid Request error and costs one unit, whatever it holds', async () => {
     const auth = { authorization: `Bearer ${batchKey.secret}` };
-    const calls = Array.from({ length: 10 }, (_, i) => toolCall(i + 1, 'get_metric', { key: 'net_revenue' }));
-    const over = await post(calls, auth);
-    expect([over.status, await over.json()]).toEqual([429, { error: 'Rate limit exceeded' }]);
+    const listTools = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/list' });
+    const refused = await post(
+      Array.from({ length: 100 }, (_, i) => listTools(i + 1)),
+      auth,
+    );
+    expect(refused.status).toBe(400);
+    expect(refused.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(refused.headers.get('ratelimit-remaining')).toBe('3');
+    expect(await refused.json()).toEqual({
+      jsonrpc: '2.0',
+      error: {
+        code: -32600,
+        message:
+          'Invalid Request: JSON-RPC batches are not supported (removed in MCP 2025-06-18); send one message per request',
+      },
+      id: null,
+    });
+    // Tool calls in a batch run nothing and are not charged.
+    const calls = await post(
+      Array.from({ length: 10 }, (_, i) => toolCall(i + 1, 'get_metric', { key: 'net_revenue' })),
+      auth,
+    );
+    expect(calls.status).toBe(400);
+    expect(((await calls.json()) as { error: { code: number } }).error.code).toBe(-32600);
+    expect(calls.headers.get('ratelimit-remaining')).toBe('2');
     const next = await post(toolCall(11, 'get_metric', { key: 'net_revenue' }), auth);
     expect(next.status).toBe(200);
-    expect(next.headers.get('ratelimit-remaining')).toBe('2');
+    expect(next.headers.get('ratelimit-remaining')).toBe('1');
   });
 });

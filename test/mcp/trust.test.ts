@@ -61,7 +61,7 @@ const variant = metric();
 org.relate(variant, 'variant_of', clean);
 org.relate(variant, 'related_to', approved);
 
-type Trust = { verdict: string; reasons: string[]; preferred_metric_id: string | null };
+type Trust = { verdict: string; reasons: string[]; preferred_metric_id: string | null; explanations?: string[] };
 const use: Trust = { verdict: 'use', reasons: [], preferred_metric_id: null };
 const caution = (...reasons: string[]): Trust => ({ verdict: 'use_with_caution', reasons, preferred_metric_id: null });
 const doNotUse = (preferred: string | null, ...reasons: string[]): Trust => ({
@@ -96,6 +96,38 @@ const EXPECTED: [string, MetricJson, Trust][] = [
   ['a variant and a related metric', variant, use],
 ];
 
+/** The sentence each reason carries on the MCP tools, for the metrics above (exact). */
+const said = {
+  deprecated: 'lifecycle status is DEPRECATED and no replacement is recorded; ask the owner team which metric to use',
+  deprecatedFor: (id: string) => `lifecycle status is DEPRECATED; use metric ${id} (preferred_metric_id) instead`,
+  superseded: (id: string) => `metric ${id} supersedes this one; use it instead (get_metric_contract with that id)`,
+  preRelease: (status: string) =>
+    `lifecycle status is ${status}, not APPROVED or RELEASED; the definition may still change, so say that figures are provisional`,
+  oneObjection:
+    '1 open objection disputes this definition; read the pinned notes and mention the objection when reporting figures',
+  neverValidated: 'no validation run is recorded; check the figures against a trusted source before relying on them',
+  stale: (days: number, limit: number) =>
+    `latest validation evidence is ${days} days old; the limit is ${limit} days, so ask the owner team to re-validate or say the figures are unverified`,
+  conflicting:
+    'another metric of the organization conflicts with this definition; confirm which one is meant (resolve_metric lists the candidates)',
+};
+
+const EXPLANATIONS = new Map<MetricJson, string[]>([
+  [deprecated, [said.deprecated]],
+  [chainStart, [said.superseded(chainEnd.id)]],
+  [chainMiddle, [said.superseded(chainEnd.id)]],
+  [deprecatedAndSuperseded, [said.deprecatedFor(chainEnd.id), said.superseded(chainEnd.id)]],
+  [cycleA, [said.superseded(cycleB.id)]],
+  [draft, [said.preRelease('DRAFT')]],
+  [candidate, [said.preRelease('CANDIDATE')]],
+  [objected, [said.oneObjection]],
+  [neverValidated, [said.neverValidated]],
+  [stale, [said.stale(31, 30)]],
+  [conflictSource, [said.conflicting]],
+  [conflictTarget, [said.conflicting]],
+  [everyCaution, [said.preRelease('VALIDATED'), said.oneObjection, said.neverValidated, said.conflicting]],
+]);
+
 // Size bounds: ten pinned notes of 1,000 characters; 25 metrics with long descriptions.
 const noted = metric({ key: 'noted', name: 'Noted' });
 const notes = org.thread(noted, { intent: 'decision_rationale', resolution_status: 'resolved' });
@@ -105,6 +137,39 @@ for (let i = 0; i < 10; i++) {
     pinned_at: new Date(Date.UTC(2026, 0, 2 + i)).toISOString(),
   });
 }
+// A definition of twenty sentences, with three pinned notes of 1,500 characters.
+const sentence = 'All Northwind orders invoiced and paid in the period, net of refunds and credits issued in it. ';
+const defined = metric({
+  key: 'defined',
+  name: 'Defined',
+  business_definition: {
+    included: sentence.repeat(8).trim(),
+    excluded: sentence.repeat(6).trim(),
+    time_window: 'Calendar month, UTC.',
+    caveats: sentence.repeat(6).trim(),
+    legacy_description: '',
+  },
+});
+const definedNotes = org.thread(defined, { intent: 'decision_rationale', resolution_status: 'resolved' });
+for (let i = 0; i < 3; i++) {
+  org.message(definedNotes, { body: `${i}`.repeat(1500), pinned_at: new Date(Date.UTC(2026, 0, 2 + i)).toISOString() });
+}
+// A definition that alone passes 4 KB, with a note and a discussion to summarize.
+const longDefined = metric({
+  key: 'long_defined',
+  name: 'Long defined',
+  business_definition: {
+    included: sentence.repeat(20).trim(),
+    excluded: sentence.repeat(20).trim(),
+    time_window: 'Calendar month, UTC.',
+    caveats: sentence.repeat(10).trim(),
+    legacy_description: '',
+  },
+});
+org.message(org.thread(longDefined, { intent: 'decision_rationale', resolution_status: 'resolved' }), {
+  body: 'We count refunds in the month they are issued.',
+  pinned_at: new Date(Date.UTC(2026, 0, 2)).toISOString(),
+});
 const wide = r.org();
 const wideKey = wide.key();
 for (let i = 0; i < 30; i++) {
@@ -154,11 +219,20 @@ describe('trust verdict on every surface', () => {
     const { preferred_metric_id, ...rest } = expected;
     expect(data.metric.trust).toStrictEqual({ ...rest, preferredMetricId: preferred_metric_id });
 
+    // The MCP tools add one sentence per reason, in the reasons' order.
+    const explained = { ...expected, explanations: EXPLANATIONS.get(m) ?? [] };
+    expect(explained.explanations).toHaveLength(expected.reasons.length);
     const client = await connect(key.secret);
     const byTool = (await client.callTool({ name: 'get_metric', arguments: { id: m.id } })).structuredContent as {
       trust: Trust;
     };
-    expect(byTool.trust).toStrictEqual(expected);
+    expect(byTool.trust).toStrictEqual(explained);
+    const byContract = (await client.callTool({ name: 'get_metric_contract', arguments: { id: m.id } }))
+      .structuredContent as { trust: Trust };
+    expect(byContract.trust).toStrictEqual(explained);
+    const resolved = (await client.callTool({ name: 'resolve_metric', arguments: { name: m.key } }))
+      .structuredContent as { match: { trust: Trust } };
+    expect(resolved.match.trust).toStrictEqual(explained);
     await client.close();
   });
 
@@ -167,6 +241,19 @@ describe('trust verdict on every surface', () => {
     try {
       const res = await strict.get(`/api/v1/metrics/${fresh.id}/contract`, key.secret);
       expect(res.json().data.trust).toStrictEqual(caution('stale_validation'));
+      // The sentence names the age and the configured limit.
+      const client = new Client({ name: 'trust-test', version: '1.0.0' });
+      const strictUrl = new URL('/mcp', await strict.app.listen({ port: 0, host: '127.0.0.1' }));
+      await client.connect(
+        new StreamableHTTPClientTransport(strictUrl, {
+          requestInit: { headers: { authorization: `Bearer ${key.secret}` } },
+        }),
+      );
+      const byTool = (await client.callTool({ name: 'get_metric', arguments: { id: fresh.id } })).structuredContent as {
+        trust: Trust;
+      };
+      expect(byTool.trust.explanations).toEqual([said.stale(29, 7)]);
+      await client.close();
     } finally {
       await strict.close();
     }
@@ -189,23 +276,64 @@ describe('trust verdict on every surface', () => {
 });
 
 describe('size bounds for agents', () => {
-  it('get_metric_contract stays within 4 KB with ten 1,000-character notes; REST keeps them whole', async () => {
+  it('get_metric_contract stays within 4 KB by leaving out the oldest notes whole; REST keeps them all', async () => {
     const client = await connect(key.secret);
     const result = await client.callTool({ name: 'get_metric_contract', arguments: { key: 'noted' } });
-    const content = result.structuredContent as { agent_context_notes: { body: string }[] } & Record<string, unknown>;
-    expect(Buffer.byteLength(JSON.stringify(content))).toBeLessThanOrEqual(4096);
+    const content = result.structuredContent as Record<string, unknown> & {
+      agent_context_notes: { body: string }[];
+      agent_context_notes_omitted: number;
+    };
+    const bytes = Buffer.byteLength(JSON.stringify(content));
+    expect(bytes).toBeLessThanOrEqual(4096);
     const full = (await t.get(`/api/v1/metrics/${noted.id}/contract`, key.secret)).json().data;
     expect(full.agent_context_notes).toHaveLength(10);
-    expect(content.agent_context_notes).toHaveLength(10);
-    for (const [index, note] of content.agent_context_notes.entries()) {
-      const whole = full.agent_context_notes[index];
-      expect(whole.body).toHaveLength(1000);
-      expect(note.body.endsWith(MARKER)).toBe(true);
-      expect(whole.body.startsWith(note.body.slice(0, -MARKER.length))).toBe(true);
-      // Every other field of the note, and of the contract, as the route says.
-      expect({ ...note, body: whole.body }).toStrictEqual(whole);
+    // The newest two, whole (a third does not fit); the eight oldest are counted, not cut.
+    expect(content.agent_context_notes).toStrictEqual(full.agent_context_notes.slice(0, 2));
+    expect(content.agent_context_notes.map((note) => note.body[0])).toEqual(['9', '8']);
+    expect(content.agent_context_notes_omitted).toBe(8);
+    const { agent_context_notes_omitted: _omitted, ...rest } = content;
+    expect({ ...rest, agent_context_notes: full.agent_context_notes, trust: full.trust }).toStrictEqual(full);
+    await client.close();
+  });
+
+  it('get_metric_contract never cuts the business definition: notes and summary go first, then the limit gives way', async () => {
+    const client = await connect(key.secret);
+    // The finding: a definition of a few sentences with pinned notes came back cut; now the notes give way.
+    const shortContent = (await client.callTool({ name: 'get_metric_contract', arguments: { key: 'defined' } }))
+      .structuredContent as Record<string, unknown> & { agent_context_notes: { body: string }[] };
+    const shortFull = (await t.get(`/api/v1/metrics/${defined.id}/contract`, key.secret)).json().data;
+    expect(shortContent.business_definition).toStrictEqual(shortFull.business_definition);
+    expect(shortContent.name).toBe(shortFull.name);
+    expect(Buffer.byteLength(JSON.stringify(shortContent))).toBeLessThanOrEqual(4096);
+    // One note is left, its body cut to fit; the others are counted.
+    expect(shortContent.agent_context_notes).toHaveLength(1);
+    expect(shortContent.agent_context_notes_omitted).toBe(2);
+    const [kept] = shortContent.agent_context_notes as { body: string }[];
+    expect(kept?.body.endsWith(MARKER)).toBe(true);
+    expect(shortFull.agent_context_notes[0].body.startsWith(kept?.body.slice(0, -MARKER.length))).toBe(true);
+
+    // A definition that alone passes 4 KB is served whole, without notes and with the summary cut.
+    const long = await client.callTool({
+      name: 'get_metric_contract',
+      arguments: { key: 'long_defined', summary: true },
+    });
+    const longContent = long.structuredContent as Record<string, unknown> & { agent_context_notes: unknown[] };
+    const longFull = (await t.get(`/api/v1/metrics/${longDefined.id}/contract`, key.secret)).json().data;
+    expect(longContent.business_definition).toStrictEqual(longFull.business_definition);
+    expect(Buffer.byteLength(JSON.stringify(longContent))).toBeGreaterThan(4096);
+    expect(longContent.agent_context_notes).toEqual([]);
+    expect(longContent.agent_context_notes_omitted).toBe(1);
+    expect(longContent.discussion_summary).toBe(MARKER);
+    for (const field of [
+      'metric_id',
+      'name',
+      'canonical_url',
+      'last_validated_at',
+      'discourse_summary',
+      'discussion_summary_meta',
+    ]) {
+      expect(longContent[field], field).toStrictEqual(longFull[field] ?? longContent[field]);
     }
-    expect({ ...content, agent_context_notes: full.agent_context_notes }).toStrictEqual(full);
     await client.close();
   });
 

@@ -47,8 +47,12 @@ describe('the real server process', () => {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
+    let errors = '';
     child.stdout.on('data', (chunk: Buffer) => {
       output += chunk;
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      errors += chunk;
     });
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     try {
@@ -58,7 +62,19 @@ describe('the real server process', () => {
       expect(demoKey, output).toMatch(/^cl_[0-9a-f]{40}$/);
       const list = await fetch(`${base}/api/v1/metrics`, { headers: { authorization: `Bearer ${demoKey}` } });
       expect(list.status).toBe(200);
-      expect((await list.json()).pagination.total).toBeGreaterThan(0);
+      const page = await list.json();
+      expect(page.pagination.total).toBeGreaterThan(0);
+      // The demo says it is one, and its links point at this instance's PORT.
+      expect(errors).toContain(
+        'WARNING: demo registry in use. Its API keys and sessions are public in the repository: anyone who can ' +
+          'reach this port can read its data. Keep the instance private to this machine (DEMO=0 turns the demo off).',
+      );
+      const contract = await fetch(`${base}/api/v1/metrics/${page.data[0].id}/contract`, {
+        headers: { authorization: `Bearer ${demoKey}` },
+      });
+      expect((await contract.json()).data.canonical_url).toBe(
+        `http://localhost:${port}/acme/metrics/${page.data[0].id}`,
+      );
 
       child.kill('SIGTERM');
       let ready = await fetch(`${base}/readyz`);
