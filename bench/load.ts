@@ -6,6 +6,7 @@ export type RouteName =
   | 'list-304'
   | 'search'
   | 'search-cold'
+  | 'search-written'
   | 'detail'
   | 'detail-304'
   | 'contract'
@@ -15,6 +16,7 @@ export const ALL_ROUTES: RouteName[] = [
   'list-304',
   'search',
   'search-cold',
+  'search-written',
   'detail',
   'detail-304',
   'contract',
@@ -25,7 +27,7 @@ export type PeerName = 'floor' | 'postgraphile';
 export const PEERS: PeerName[] = ['floor', 'postgraphile'];
 /** Routes each peer serves: the floor every route but the conditional ones, PostGraphile the dashboard. */
 export const PEER_ROUTES: Record<PeerName, RouteName[]> = {
-  floor: ['list', 'search', 'search-cold', 'detail', 'contract', 'graphql'],
+  floor: ['list', 'search', 'search-cold', 'search-written', 'detail', 'contract', 'graphql'],
   postgraphile: ['graphql'],
 };
 /** The peers of a route, in the order of a round (after the service: A B, or A B C for graphql). */
@@ -46,13 +48,23 @@ export const SEARCH_TERMS = [
 ];
 
 /**
- * search-cold: the terms as written, each request a query the service has not
- * seen, so none is served from its kept search pages (src/metric/search-page.ts):
- * `-zq<n>` excludes a word no metric has, which changes no result. Typos are
- * left out, as a query in websearch syntax is not corrected.
+ * search-cold: each request a search the service has not seen, so none is
+ * served from its kept search pages (src/metric/search-page.ts), with the
+ * terms as a user types them (typos included, so corrections run): each term
+ * comes with a page and page size of its own, which changes the statement's
+ * values and the kept page's key, not the search's path. search-written is
+ * the earlier way (`-zq<n>` excludes a word no metric has): websearch syntax
+ * takes the as-written path, with no corrections and no partial coverage.
  */
-const COLD_TERMS = SEARCH_TERMS.filter((term) => term !== 'revnue');
 let coldQueries = 0;
+
+function coldSearch(n: number): string {
+  const term = SEARCH_TERMS[n % SEARCH_TERMS.length] as string;
+  const m = Math.floor(n / SEARCH_TERMS.length);
+  return `/api/v1/metrics?q=${encodeURIComponent(term)}&page=${1 + (m % 50)}&pageSize=${1 + (Math.floor(m / 50) % 100)}`;
+}
+
+const WRITTEN_TERMS = SEARCH_TERMS.filter((term) => term !== 'revnue');
 
 export const DASHBOARD_QUERY =
   '{ metrics(pageSize: 100) { items { id name lifecycleStatus discussionThreadCount discussionMessageCount agentContextNotes { messageId body } } pagination { total } } }';
@@ -201,10 +213,12 @@ export function routeRequest(route: RouteName, metricIds: string[]): RouteReques
         path: (k) => `/api/v1/metrics?q=${encodeURIComponent(SEARCH_TERMS[k % SEARCH_TERMS.length]!)}`,
       };
     case 'search-cold':
+      return { method: 'GET', path: () => coldSearch(coldQueries++) };
+    case 'search-written':
       return {
         method: 'GET',
         path: (k) =>
-          `/api/v1/metrics?q=${encodeURIComponent(`${COLD_TERMS[k % COLD_TERMS.length]} -zq${coldQueries++}`)}`,
+          `/api/v1/metrics?q=${encodeURIComponent(`${WRITTEN_TERMS[k % WRITTEN_TERMS.length]} -zq${coldQueries++}`)}`,
       };
     case 'detail':
     case 'detail-304':

@@ -1,13 +1,13 @@
 /**
  * npm run bench -- [--metrics 10000] [--connections 32] [--duration 10] [--rounds 3]
- *                  [--routes list,list-304,search,search-cold,detail,detail-304,contract,graphql] [--quick] [--keep]
- *                  [--profile <route>]
+ *                  [--routes list,list-304,search,search-cold,search-written,detail,detail-304,contract,graphql]
+ *                  [--quick] [--keep] [--profile <route>] [--apply-metrics 10000 | --skip-apply]
  *
  * Builds the service (`npm run build`), creates bench_<timestamp> on BENCH_DATABASE_URL's server,
  * migrates and seeds it, starts the service (compiled, as in production: dist/server.js), the
  * floor (bench/floor.ts) and, for the GraphQL dashboard, PostGraphile (bench/postgraphile.ts) as
  * child processes, checks that they answer the same, then loads them in turn (A B A B ..., A B C
- * for graphql) and writes bench/results/<date>.json.
+ * for graphql), then runs the apply scenario (bench/apply.ts) and writes bench/results/<date>.json.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { migratePostgres } from '../src/db/migrate.js';
+import { runApplyScenario } from './apply.js';
 import { checkEquivalence, peerStatementCounts, statementCounts } from './checks.js';
 import {
   ALL_ROUTES,
@@ -44,6 +45,8 @@ const { values: args } = parseArgs({
     quick: { type: 'boolean', default: false },
     keep: { type: 'boolean', default: false },
     profile: { type: 'string' },
+    'apply-metrics': { type: 'string', default: '10000' },
+    'skip-apply': { type: 'boolean', default: false },
   },
 });
 
@@ -267,6 +270,16 @@ async function main() {
     );
     running.push(timed);
     const statements = await statementCounts(timed, data, requests, routes);
+    const apply = args['skip-apply']
+      ? null
+      : await runApplyScenario(timed, databaseUrl, {
+          metrics: Number(args['apply-metrics']),
+          apiKey: data.apiKey,
+          detail: routeRequest('detail', data.metricIds),
+          connections,
+          duration,
+          log,
+        });
     await timed.stop();
 
     let profile: (ProfileSummary & { route: string; file: string }) | null = null;
@@ -311,6 +324,7 @@ async function main() {
         mismatches,
       },
       ...report,
+      apply,
       raw: results,
       profile,
       totalSeconds: (Date.now() - started) / 1000,

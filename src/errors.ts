@@ -38,6 +38,11 @@ export const errors = {
   apiKeyNotFound: plain(404, 'API key not found'),
   serviceTokenNotFound: plain(404, 'Service token not found'),
   jsonContentTypeRequired: plain(415, 'Content-Type must be application/json'),
+  documentContentTypeRequired: plain(415, 'Content-Type must be application/json or application/yaml'),
+  bodyTooLarge: plain(413, 'Request body is too large'),
+  /** a registry document for another organization than the caller's */
+  otherOrganization: (named: string, own: string) =>
+    plain(403, `the document's organization "${named}" is not the caller's organization (${own})`),
   notFound: plain(404, 'Not found'),
   internal: plain(500, 'Internal server error'),
   /** a free-text input past its documented bound (src/metric/input.ts); never cut short */

@@ -90,7 +90,7 @@ export async function writeRoutes(app: FastifyInstance, deps: WriteRoutesDeps) {
   app.setErrorHandler((error: FastifyError, _request: FastifyRequest, reply: FastifyReply) => {
     if (error instanceof HttpError) return reply.status(error.response.status).send(error.response.body);
     const status = error.statusCode;
-    if (status === 413) return reply.status(413).send({ error: 'Request body is too large' });
+    if (status === 413) return reply.status(413).send(errors.bodyTooLarge.body);
     if (status && status >= 400 && status < 500) return reply.status(status).send({ error: error.message });
     throw error;
   });
@@ -104,10 +104,7 @@ export async function writeRoutes(app: FastifyInstance, deps: WriteRoutesDeps) {
       principals.set(request, await admitWriter(request, reply, 'registry:write'));
       const type = mediaType(request);
       if (!type || ![...JSON_TYPES, ...YAML_TYPES].includes(type)) {
-        throw new HttpError({
-          status: 415,
-          body: { error: 'Content-Type must be application/json or application/yaml' },
-        });
+        throw new HttpError(errors.documentContentTypeRequired);
       }
     },
     handler: async (request) => {
@@ -124,12 +121,7 @@ export async function writeRoutes(app: FastifyInstance, deps: WriteRoutesDeps) {
       if (!source.ok) throw problemsResponse(source.lines);
       const { document, locate } = source;
       if (document.organization !== principal.org.slug && document.organization !== principal.org.id) {
-        throw new HttpError({
-          status: 403,
-          body: {
-            error: `the document's organization "${document.organization}" is not the caller's organization (${principal.org.slug})`,
-          },
-        });
+        throw new HttpError(errors.otherOrganization(document.organization, principal.org.slug));
       }
       try {
         const { plan, applied } = await applyRegistryDocument(access.prisma, principal.org.id, document, {
@@ -147,6 +139,8 @@ export async function writeRoutes(app: FastifyInstance, deps: WriteRoutesDeps) {
   app.route({
     method: 'POST',
     url: '/api/validations',
+    // 1,000 results of up to 10,000 characters of details each.
+    bodyLimit: REGISTRY_BODY_LIMIT,
     handlerTimeout: WRITE_DEADLINE_MS,
     onRequest: async (request, reply) => {
       principals.set(request, await admitWriter(request, reply, 'validations:write'));

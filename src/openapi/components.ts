@@ -158,15 +158,9 @@ export function problemsResponse(description: string, responseHeaders: Json, ...
  * OpenAPI tests compare the real responses with them.
  */
 export const writeRouteErrors = {
-  bodyTooLarge: { status: 413, body: { error: 'Request body is too large' } },
-  registryContentType: {
-    status: 415,
-    body: { error: 'Content-Type must be application/json or application/yaml' },
-  },
-  otherOrganization: {
-    status: 403,
-    body: { error: 'the document\'s organization "globex" is not the caller\'s organization (acme)' },
-  },
+  bodyTooLarge: errors.bodyTooLarge,
+  registryContentType: errors.documentContentTypeRequired,
+  otherOrganization: errors.otherOrganization('globex', 'acme'),
 } satisfies Record<string, ErrorResponse>;
 
 export const responses = {

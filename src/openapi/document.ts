@@ -6,8 +6,10 @@
  * rendered at /docs.
  */
 import { badRequest, documentProblems, type ErrorResponse, errors } from '../errors.js';
+import { LifecycleStatus } from '../generated/prisma/enums.js';
 import { REGISTRY_BODY_LIMIT } from '../http/write-routes.js';
 import { MAX_DOCUMENT_METRICS } from '../registry/document.js';
+import { SOURCE_FORMATS } from '../registry/source.js';
 import { MAX_DEPTH } from '../registry/text.js';
 import { MAX_VALIDATION_RESULTS } from '../registry/validations.js';
 import {
@@ -122,6 +124,20 @@ const registryDescription =
   `(\`<<\`), explicit tags, duplicate keys, several documents in one stream and nesting deeper than ${MAX_DEPTH} ` +
   'levels are refused (400), never expanded; the same depth bounds a JSON document.\n\n' +
   `${writerDescription('registry:write')}`;
+
+/** The body of PUT /api/registry: a registry document, or with `format=dbt|osi` a file of that tool. */
+const registryBody = {
+  anyOf: [
+    schemaRef('RegistryDocument'),
+    {
+      type: 'object',
+      title: 'dbt semantic manifest or OSI document',
+      description:
+        'With `format=dbt` or `format=osi` only: the tool’s own file, read leniently (unknown fields ignored); ' +
+        'the registry document imported from it must then be valid.',
+    },
+  ],
+};
 
 function buildPaths() {
   const ok = (description: string, schema: Json, example: unknown, responseHeaders: Json = rateLimitHeaders) => ({
@@ -282,6 +298,21 @@ function buildPaths() {
         parameters: [
           flag('dry_run', 'Plan only: write nothing and answer what an apply would do.'),
           flag('prune', 'Remove the organization’s metrics that the document does not list.'),
+          queryParameter(
+            'format',
+            'What the body is: `registry`, a registry document; `dbt`, a dbt semantic manifest ' +
+              '(`target/semantic_manifest.json`); `osi`, an Open Semantic Interchange document. A dbt or OSI file ' +
+              'is imported into a registry document for the caller’s organization (governance from each ' +
+              'metric’s `config.meta.governance`, or its `METRIC_GOVERNANCE` custom extension), then validated ' +
+              'and applied like one. Any other value is 400.',
+            { type: 'string', enum: [...SOURCE_FORMATS], default: 'registry' },
+          ),
+          queryParameter(
+            'default_lifecycle',
+            'With `format=dbt` or `osi`: the lifecycle of imported metrics whose governance sets none (else ' +
+              "the document's default, DRAFT). Any other value is 400.",
+            { type: 'string', enum: Object.values(LifecycleStatus) },
+          ),
         ],
         requestBody: {
           required: true,
@@ -292,11 +323,11 @@ function buildPaths() {
             '```',
           content: {
             'application/json': {
-              schema: schemaRef('RegistryDocument'),
+              schema: registryBody,
               examples: { default: { value: registryDocumentExample } },
             },
             'application/yaml': {
-              schema: schemaRef('RegistryDocument'),
+              schema: registryBody,
               examples: { default: { summary: 'The same document as YAML', value: registryDocumentYaml } },
             },
           },
@@ -312,9 +343,9 @@ function buildPaths() {
             }),
           },
           '400': problemsResponse(
-            'The body is not valid JSON or YAML (or YAML beyond plain data), the document breaks a rule (every ' +
-              'problem is reported, each naming its place), or `dry_run` or `prune` is neither true nor false. ' +
-              'Nothing is written.',
+            'The body is not valid JSON or YAML (or YAML beyond plain data), a dbt or OSI file cannot be ' +
+              'imported, the document breaks a rule (every problem is reported, each naming its place), or a ' +
+              'query parameter has a value it does not take. Nothing is written.',
             rateLimitHeaders,
             documentProblems([
               'metrics[0].lifecycle_status (line 11, column 23): Invalid option: expected one of ' +
@@ -328,6 +359,7 @@ function buildPaths() {
             documentProblems(['metrics[1].key: duplicate key "net_revenue_retention": also metrics[0]']),
             documentProblems(['line 3, column 3: anchors (&d) are not allowed']),
             badRequest('dry_run must be true or false'),
+            badRequest(`format must be one of ${SOURCE_FORMATS.join(', ')}`),
           ),
           '401': ref('responses', 'WriterUnauthorized'),
           '403': writerForbidden(

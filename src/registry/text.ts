@@ -98,7 +98,12 @@ function parseYaml(text: string): ParsedText {
   const position = (offset: number) => lines.linePos(offset);
   const fromErrors = [...document.errors, ...document.warnings].map((error): TextProblem => {
     const { line, col } = position(error.pos[0]);
-    const message = error.code === 'DUPLICATE_KEY' ? 'duplicate key' : (error.message.split('\n')[0] ?? error.code);
+    const message =
+      error.code === 'DUPLICATE_KEY'
+        ? 'duplicate key'
+        : error.code === 'MULTIPLE_DOCS'
+          ? 'a registry document is one YAML document: this one has several (a second "---")'
+          : (error.message.split('\n')[0] ?? error.code);
     return { message: message.replace(/ at line \d+, column \d+:?$/, ''), line, column: col };
   });
   if (fromErrors.length > 0) return { ok: false, problems: fromErrors };

@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import type { InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { syntheticDbtManifest } from '../../bench/dbt-manifest.js';
 import { openApiDocument } from '../../src/openapi/document.js';
 import { registryDocumentExample, registryDocumentYaml } from '../../src/openapi/examples.js';
 import { parseRegistryDocument } from '../../src/registry/document.js';
@@ -587,6 +588,9 @@ describe('registry write routes and service tokens conform', () => {
     const text = format === 'json' ? JSON.stringify(body) : String(body);
     const parsed = format === 'json' ? body : (parseDocumentText(text, 'yaml') as { value: unknown }).value;
     expectRequestConforms('PUT', REGISTRY, format === 'json' ? 'application/json' : 'application/yaml', parsed);
+    // The body's schema also admits a dbt or OSI file: a registry document must be a RegistryDocument.
+    if (!query.includes('format='))
+      expect(validates({ $ref: '#/components/schemas/RegistryDocument' }, parsed)).toBe(true);
     const res = await route('PUT', REGISTRY, `${REGISTRY}${query}`, {
       headers: { ...headers, ...(format === 'json' ? asJson : asYaml) },
       payload: text,
@@ -669,6 +673,15 @@ describe('registry write routes and service tokens conform', () => {
     const updated = await apply('?dry_run=false', cookie(admin), changed, 'json');
     expect(updated.plan[1]).toEqual(entry('net_revenue_retention_legacy', 'updated', ['lifecycle_status']));
     expect(updated.applied).toBe(true);
+
+    // A dbt semantic manifest, imported for the caller's organization (dry run: the registry stays as it is).
+    const imported = await apply(
+      '?format=dbt&dry_run=true&default_lifecycle=RELEASED',
+      cookie(admin),
+      syntheticDbtManifest(3),
+      'json',
+    );
+    expect(imported.totals).toMatchObject({ created: 3, absent: 3 });
   });
 
   it('POST /api/validations (200): recorded, then the same results again as duplicates; the verdict follows', async () => {
@@ -732,6 +745,21 @@ describe('registry write routes and service tokens conform', () => {
       ['PUT', REGISTRY, asAdmin(asYaml), 'organization: acme\norganization: acme\nmetrics: []\n', /duplicate key/],
       ['PUT', REGISTRY, asAdmin(asJson), JSON.stringify(invalid), /^metrics\[0\]\.lifecycle_status: /],
       ['PUT', REGISTRY, asAdmin(asYaml), JSON.stringify(notMember), /approver .*bob@acme\.example is not a member/],
+      [
+        'PUT',
+        `${REGISTRY}?format=dbml`,
+        asAdmin(asJson),
+        JSON.stringify(registryDocumentExample),
+        /^format must be one of registry, dbt, osi$/,
+      ],
+      [
+        'PUT',
+        `${REGISTRY}?format=dbt&default_lifecycle=SHIPPED`,
+        asAdmin(asJson),
+        JSON.stringify(syntheticDbtManifest(1)),
+        /^default_lifecycle must be one of /,
+      ],
+      ['PUT', `${REGISTRY}?format=dbt`, asAdmin(asJson), JSON.stringify({ metrics: 'none' }), /./],
       [
         'PUT',
         `${REGISTRY}?dry_run=maybe`,
