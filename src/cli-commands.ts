@@ -61,7 +61,7 @@ async function readJson(file: string): Promise<unknown> {
 const COMMANDS: Record<string, Command> = {
   load: {
     usage: 'load FILE',
-    summary: 'load a fixture (fixture-format.md), all or nothing',
+    summary: 'load a fixture (docs/fixture-format.md), all or nothing',
     options: {},
     positionals: 1,
     async run({ positionals: [file = ''], prisma, deps }) {

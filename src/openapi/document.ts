@@ -524,6 +524,7 @@ function buildDocument(): OpenApiDocument {
     info: {
       title: 'Metric Governance API',
       version: 'v1',
+      license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
       description:
         'Governed metric context (definitions, lifecycle status, approved versions, curated discussion notes) ' +
         'for BI tools, AI agents and CI checks. Read routes take `Authorization: Bearer <API key>`; key and ' +

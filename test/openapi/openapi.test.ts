@@ -5,6 +5,7 @@
  * document's schema and headers for that route and status.
  */
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import type { InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -90,6 +91,15 @@ describe('the document', () => {
     expect(result.errors, JSON.stringify(result.errors, null, 1)).toBeUndefined();
     expect(result.valid).toBe(true);
     expect(document.openapi).toBe('3.1.0');
+  });
+
+  it('names its license, Apache-2.0, as the repository does', () => {
+    expect(document.info).toMatchObject({ license: { name: 'Apache-2.0', identifier: 'Apache-2.0' } });
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { license: string };
+    expect(pkg.license).toBe('Apache-2.0');
+    expect(readFileSync(new URL('../../LICENSE', import.meta.url), 'utf8')).toMatch(
+      /^\s*Apache License\s+Version 2\.0, January 2004/,
+    );
   });
 
   it('lists exactly the REST routes and methods', () => {
