@@ -125,7 +125,10 @@ export function createMcpServer(deps: ToolDeps): McpServer {
   );
 
   /** A GraphQL context per tool call, as the REST routes make one per request. */
-  const context = (): Context => createContext(deps.access, deps.principal, deps.config, deps.access.metrics);
+  // Each tool decides its scope (get_metric_contract asks for the contract's); the others carry the
+  // trust verdict under metrics:read, as their descriptions say.
+  const context = (): Context =>
+    createContext(deps.access, deps.principal, deps.config, deps.access.metrics, { contractFields: true });
 
   function handler<A>(work: (args: A) => Promise<Structured>, render: (result: Structured) => string) {
     return async (args: A): Promise<CallToolResult> => {
