@@ -33,6 +33,8 @@ export interface AppOptions {
   database: Database;
   config: ServiceConfig & {
     serverTiming: boolean;
+    /** GraphQL errors carry the original error (message, stack) to clients; default false, whatever NODE_ENV */
+    graphqlErrorDetails?: boolean;
     /** Fastify's trustProxy: false, true (every hop), a hop count, or proxy addresses and CIDR ranges */
     trustProxy: TrustProxy;
     /** origins whose pages may call /api/v1/* and /graphql with a bearer key (CORS); empty: none */
@@ -162,7 +164,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(openApiRoutes);
   await app.register(mcpRoutes, { access, config });
 
-  const yoga = createGraphqlServer(app.log);
+  const yoga = createGraphqlServer(app.log, { errorDetails: config.graphqlErrorDetails === true });
   app.route({
     url: '/graphql',
     method: ['GET', 'POST', 'OPTIONS'],

@@ -116,6 +116,11 @@ export const envSchema = z
     REQUEST_DEADLINE_MS: z.coerce.number().int().min(100).max(600_000).default(20_000),
     SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(120_000).default(0),
     SERVER_TIMING: booleanString.optional().transform((value) => value === true),
+    /**
+     * 1: GraphQL errors show the original error (message, stack) to clients, for debugging; never by default,
+     * whatever NODE_ENV says (yoga shows them when NODE_ENV=development unless told otherwise).
+     */
+    GRAPHQL_ERROR_DETAILS: booleanString.optional().transform((value) => value === true),
     /** unset: the demo rule of src/demo.ts; 1 loads the demo registry into an empty embedded database, 0 never */
     DEMO: booleanString.optional(),
   })

@@ -125,9 +125,17 @@ export const graphqlLimits = {
   maxDirectives: 20,
 } as const;
 
-export function createGraphqlServer(logger: FastifyRequest['log']) {
+export interface GraphqlServerOptions {
+  /** unexpected errors show their original error (message, stack) to the client: GRAPHQL_ERROR_DETAILS=1 only */
+  errorDetails: boolean;
+}
+
+export function createGraphqlServer(logger: FastifyRequest['log'], options: GraphqlServerOptions) {
   return createYoga<YogaServerContext, Context>({
     schema,
+    // An unexpected error is always `Unexpected error.` to the client (and logged): yoga's default shows the
+    // original error, its stack and a database's message, whenever NODE_ENV is development.
+    maskedErrors: { isDev: options.errorDetails },
     graphqlEndpoint: '/graphql',
     graphiql: { title: 'Metric Governance GraphQL', defaultEditorToolsVisibility: 'headers' },
     // GraphiQL bundled in the page: yoga's default loads it from a CDN, which

@@ -67,6 +67,7 @@ const app = await buildApp({
     summaries: summaryConfigFromEnv(env),
     trust: { staleValidationDays: env.TRUST_STALE_VALIDATION_DAYS },
     serverTiming: env.SERVER_TIMING,
+    graphqlErrorDetails: env.GRAPHQL_ERROR_DETAILS,
     trustProxy: env.TRUST_PROXY,
     corsOrigins: env.CORS_ORIGINS,
     requestDeadlineMs: env.REQUEST_DEADLINE_MS,
