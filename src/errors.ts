@@ -42,6 +42,9 @@ export const errors = {
   /** a free-text input past its documented bound (src/metric/input.ts); never cut short */
   inputTooLong: (name: string, max: number) => plain(400, `${name} must be at most ${max} characters`),
   tooManyWords: (name: string, max: number) => plain(400, `${name} must be at most ${max} words`),
+  /** text input holding what no metric's text can (src/metric/input.ts): control characters, unpaired surrogates */
+  invalidCharacters: (name: string) =>
+    plain(400, `${name} must not contain control characters (other than tab and line breaks) or unpaired surrogates`),
 } as const satisfies Record<string, ErrorResponse | ((...args: never[]) => ErrorResponse)>;
 
 /** 400 for a request body that fails validation; the message says what is wrong. */

@@ -16,6 +16,7 @@ import { type Context, createContext, type Principal, type ServiceConfig } from 
 import { type ErrorResponse, errors, HttpError } from '../errors.js';
 import { LifecycleStatus, MetricScope } from '../generated/prisma/enums.js';
 import type { AccessDeps } from '../http/request-auth.js';
+import { checkCharactersDeep } from '../metric/input.js';
 import { MetricContract, Trust } from '../openapi/schemas.js';
 import { contractEnvelope } from '../rest/envelopes.js';
 import { MetricContractDocument, runOperation } from '../rest/execute.js';
@@ -133,6 +134,9 @@ export function createMcpServer(deps: ToolDeps): McpServer {
   function handler<A>(work: (args: A) => Promise<Structured>, render: (result: Structured) => string) {
     return async (args: A): Promise<CallToolResult> => {
       try {
+        // Control characters and unpaired surrogates in any text argument: a tool error naming it, nothing read.
+        const invalid = checkCharactersDeep('', args);
+        if (invalid) throw new ToolFailure(messageOf(invalid));
         const structuredContent = await work(args);
         return { content: [{ type: 'text', text: render(structuredContent) }], structuredContent };
       } catch (error) {
