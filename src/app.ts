@@ -8,7 +8,7 @@ import { createContext, type ServiceConfig } from './context.js';
 import type { Database } from './db/client.js';
 import { currentQueryStats, withQueryStats } from './db/query-stats.js';
 import type { TrustProxy } from './env.js';
-import { errors, HttpError } from './errors.js';
+import { BEARER_CHALLENGE, errors, HttpError } from './errors.js';
 import { createGraphqlServer, wantsGraphiql } from './graphql-server.js';
 import { apiKeyRoutes } from './http/admin-routes.js';
 import { allowListedOrigins, rejectCrossOrigin } from './http/cross-origin.js';
@@ -108,8 +108,18 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     });
   }
 
+  // Every 401 names the scheme to authenticate with (RFC 9110 section 15.5.2); the errors that know
+  // better (src/errors.ts) have set theirs.
+  app.addHook('onSend', async (_request, reply, payload) => {
+    if (reply.statusCode === 401 && !reply.hasHeader('WWW-Authenticate')) {
+      reply.header('WWW-Authenticate', BEARER_CHALLENGE);
+    }
+    return payload;
+  });
+
   app.setErrorHandler((error: Error & { statusCode?: number }, request, reply) => {
     if (error instanceof HttpError) {
+      if (error.response.challenge) reply.header('WWW-Authenticate', error.response.challenge);
       return reply.status(error.response.status).send(error.response.body);
     }
     const status = error.statusCode;

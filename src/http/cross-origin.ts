@@ -63,6 +63,7 @@ export const CORS_EXPOSED_HEADERS = [
   'X-Discussion-Summary-Charged',
   'X-Discussion-Summary',
   'ETag',
+  'WWW-Authenticate',
 ];
 /** How long a browser may keep a granted preflight (seconds). */
 const PREFLIGHT_MAX_AGE_SECONDS = 600;
