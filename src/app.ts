@@ -8,11 +8,12 @@ import { createContext, type ServiceConfig } from './context.js';
 import type { Database } from './db/client.js';
 import { currentQueryStats, withQueryStats } from './db/query-stats.js';
 import type { TrustProxy } from './env.js';
-import { errors, HttpError } from './errors.js';
+import { BEARER_CHALLENGE, errors, HttpError } from './errors.js';
 import { graphiqlAssets, graphiqlRoutes } from './graphiql-page.js';
 import { createGraphqlServer, wantsGraphiql } from './graphql-server.js';
 import { apiKeyRoutes } from './http/admin-routes.js';
 import { allowListedOrigins, rejectCrossOrigin } from './http/cross-origin.js';
+import { sendHttpError } from './http/error-reply.js';
 import { firstHeader, sessionCookie } from './http/headers.js';
 import { createMetrics, type Metrics } from './http/metrics.js';
 import { instrumentRequests, requestId } from './http/observability.js';
@@ -43,6 +44,8 @@ export interface AppOptions {
   database: Database;
   config: ServiceConfig & {
     serverTiming: boolean;
+    /** GraphQL errors carry the original error (message, stack) to clients; default false, whatever NODE_ENV */
+    graphqlErrorDetails?: boolean;
     /** Fastify's trustProxy: false, true (every hop), a hop count, or proxy addresses and CIDR ranges */
     trustProxy: TrustProxy;
     /** origins whose pages may call /api/v1/* and /graphql with a bearer key (CORS); empty: none */
@@ -118,10 +121,17 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     });
   }
 
-  app.setErrorHandler((error: Error & { statusCode?: number }, request, reply) => {
-    if (error instanceof HttpError) {
-      return reply.status(error.response.status).send(error.response.body);
+  // Every 401 names the scheme to authenticate with (RFC 9110 section 15.5.2); the errors that know
+  // better (src/errors.ts) have set theirs.
+  app.addHook('onSend', async (_request, reply, payload) => {
+    if (reply.statusCode === 401 && !reply.hasHeader('WWW-Authenticate')) {
+      reply.header('WWW-Authenticate', BEARER_CHALLENGE);
     }
+    return payload;
+  });
+
+  app.setErrorHandler((error: Error & { statusCode?: number }, request, reply) => {
+    if (error instanceof HttpError) return sendHttpError(reply, error);
     const status = error.statusCode;
     if (status && status >= 400 && status < 500) {
       return reply.status(status).send({ error: error.message });
@@ -178,7 +188,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(rootRoute, { access });
   await app.register(mcpRoutes, { access, config });
 
-  const yoga = createGraphqlServer(app.log);
+  const yoga = createGraphqlServer(app.log, { errorDetails: config.graphqlErrorDetails === true });
   const graphiqlPage = (await graphiqlAssets()).page;
   app.route({
     url: '/graphql',

@@ -166,8 +166,10 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   'session:revoke': {
-    usage: 'session:revoke (--token TOKEN | --user USER --org ORG)',
-    summary: "revoke one session by its token, or all of a user's sessions in an organization",
+    usage: 'session:revoke (--token - | --token TOKEN | --user USER --org ORG)',
+    summary:
+      "revoke one session by its token, or all of a user's sessions in an organization; " +
+      '`--token -` reads the token from standard input, which keeps it out of the process list and shell history',
     options: { token: { type: 'string' }, user: { type: 'string' }, org: { type: 'string' } },
     positionals: 0,
     async run({ values, prisma, deps }) {
@@ -176,7 +178,14 @@ const COMMANDS: Record<string, Command> = {
         throw new UsageError('give either --token, or --user with --org');
       }
       if (byToken) {
-        await revokeSessions(await prisma(), { token: requiredString(values, 'token') });
+        let token = requiredString(values, 'token');
+        if (token === '-') {
+          if (!deps.stdin) throw new UsageError('--token - needs standard input');
+          // The first line: `echo "$TOKEN" |` or a here-string adds a line break.
+          token = (await deps.stdin()).split(/\r?\n/)[0]?.trim() ?? '';
+          if (!token) throw new UsageError('--token -: no token on standard input');
+        }
+        await revokeSessions(await prisma(), { token });
         deps.out('Revoked 1 session');
         return;
       }

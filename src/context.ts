@@ -3,6 +3,7 @@
  * the operation runs) and fresh DataLoaders.
  */
 
+import { scopeSatisfied } from './auth/scopes.js';
 import type { Database } from './db/client.js';
 import type { PrismaClient } from './generated/prisma/client.js';
 import type { Plan, PricingState, Role } from './generated/prisma/enums.js';
@@ -53,6 +54,21 @@ export interface Context {
   config: ServiceConfig;
   loaders: MetricLoaders;
   metrics: Metrics;
+  /**
+   * Whether the fields only the contract serves (`agentContextNotes`,
+   * `trust`, `discussionSummary`) may be read: what the contract route
+   * needs, `canonical-metric-api:read` or `metrics:read` for a key (a key of
+   * `definition:read` alone reads list and detail fields only), any session.
+   */
+  contractFields: boolean;
+}
+
+export interface ContextOptions {
+  /**
+   * Overrides {@link Context.contractFields} for a caller that decided the
+   * scope of its operations itself (the MCP tools).
+   */
+  contractFields?: boolean;
 }
 
 export function createContext(
@@ -60,6 +76,19 @@ export function createContext(
   principal: Principal,
   config: ServiceConfig,
   metrics: Metrics,
+  options: ContextOptions = {},
 ): Context {
-  return { prisma, sql, reads, principal, config, metrics, loaders: createMetricLoaders(sql, principal.org.id) };
+  const contractFields =
+    options.contractFields ??
+    (principal.kind === 'session' || scopeSatisfied(principal.scopes, 'canonical-metric-api:read'));
+  return {
+    prisma,
+    sql,
+    reads,
+    principal,
+    config,
+    metrics,
+    contractFields,
+    loaders: createMetricLoaders(sql, principal.org.id),
+  };
 }

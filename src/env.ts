@@ -81,12 +81,21 @@ const corsOrigins = z
   })
   .default([]);
 
+/** 127.0.0.0/8, ::1 or localhost: reachable from this host only. */
+export function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host === '[::1]' || /^127(\.\d{1,3}){3}$/.test(host);
+}
+
 export const envSchema = z
   .object({
     NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
     PORT: z.coerce.number().int().min(0).max(65535).default(3000),
     HOST: z.string().min(1).default('127.0.0.1'),
     METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
+    /** the Prometheus listener's address: loopback unless said otherwise (a scraper on the same host) */
+    METRICS_HOST: z.string().min(1).default('127.0.0.1'),
+    /** bearer token /metrics then requires (`Authorization: Bearer <token>`); required off loopback */
+    METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
     DATABASE_URL: z
       .string()
       .regex(/^postgres(ql)?:\/\//, 'must be a postgresql:// URL')
@@ -118,6 +127,11 @@ export const envSchema = z
     REQUEST_DEADLINE_MS: z.coerce.number().int().min(100).max(600_000).default(20_000),
     SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(120_000).default(0),
     SERVER_TIMING: booleanString.optional().transform((value) => value === true),
+    /**
+     * 1: GraphQL errors show the original error (message, stack) to clients, for debugging; never by default,
+     * whatever NODE_ENV says (yoga shows them when NODE_ENV=development unless told otherwise).
+     */
+    GRAPHQL_ERROR_DETAILS: booleanString.optional().transform((value) => value === true),
     /** unset: the demo rule of src/demo.ts; 1 loads the demo registry into an empty embedded database, 0 never */
     DEMO: booleanString.optional(),
   })
@@ -127,6 +141,13 @@ export const envSchema = z
         code: 'custom',
         path: ['REQUEST_DEADLINE_MS'],
         message: `must be above SUMMARY_TIMEOUT_MS (${env.SUMMARY_TIMEOUT_MS}), else a summary generation is always cut off`,
+      });
+    }
+    if (env.METRICS_PORT && !env.METRICS_TOKEN && !isLoopback(env.METRICS_HOST)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['METRICS_TOKEN'],
+        message: `required when METRICS_HOST (${env.METRICS_HOST}) is not a loopback address: the metrics would be open to the network`,
       });
     }
     if (env.SUMMARY_PROVIDER === 'openai') {

@@ -7,18 +7,35 @@
 export interface ErrorResponse {
   status: number;
   body: { error: string; details?: string[] } | { error: { code: string; message: string } };
+  /** a 401's `WWW-Authenticate` challenge (RFC 9110 section 11.6.1, RFC 6750 section 3) */
+  challenge?: string;
 }
 
 function plain(status: number, message: string): ErrorResponse {
   return { status, body: { error: message } };
 }
 
+/** The challenge of a 401 that presented no credential. */
+export const BEARER_CHALLENGE = 'Bearer';
+
+/**
+ * A 401 with its challenge: `Bearer` when no credential came, with
+ * `error="invalid_request"` for a malformed header and `error="invalid_token"`
+ * for a key that is malformed, unknown or revoked.
+ */
+function unauthorized(message: string, error?: 'invalid_request' | 'invalid_token'): ErrorResponse {
+  return { ...plain(401, message), challenge: error ? `${BEARER_CHALLENGE} error="${error}"` : BEARER_CHALLENGE };
+}
+
 export const errors = {
-  missingAuthorization: plain(401, 'Missing Authorization header'),
-  invalidAuthorizationFormat: plain(401, 'Invalid Authorization header format. Expected: Bearer <api_key>'),
-  invalidApiKeyFormat: plain(401, 'Invalid API key format'),
-  invalidApiKey: plain(401, 'Invalid API key'),
-  revokedApiKey: plain(401, 'API key has been revoked'),
+  missingAuthorization: unauthorized('Missing Authorization header'),
+  invalidAuthorizationFormat: unauthorized(
+    'Invalid Authorization header format. Expected: Bearer <api_key>',
+    'invalid_request',
+  ),
+  invalidApiKeyFormat: unauthorized('Invalid API key format', 'invalid_token'),
+  invalidApiKey: unauthorized('Invalid API key', 'invalid_token'),
+  revokedApiKey: unauthorized('API key has been revoked', 'invalid_token'),
   insufficientScope: plain(403, 'Insufficient scope'),
   sandboxKeyRequiresSandbox: {
     status: 403,
@@ -33,7 +50,7 @@ export const errors = {
   invalidMetricId: plain(400, 'Invalid metric ID format'),
   metricNotFound: plain(404, 'Metric not found'),
   fetchFailed: plain(500, 'Failed to fetch metric'),
-  notSignedIn: plain(401, 'Not signed in'),
+  notSignedIn: unauthorized('Not signed in'),
   forbidden: plain(403, 'Forbidden'),
   apiKeyNotFound: plain(404, 'API key not found'),
   serviceTokenNotFound: plain(404, 'Service token not found'),
@@ -48,6 +65,9 @@ export const errors = {
   /** a free-text input past its documented bound (src/metric/input.ts); never cut short */
   inputTooLong: (name: string, max: number) => plain(400, `${name} must be at most ${max} characters`),
   tooManyWords: (name: string, max: number) => plain(400, `${name} must be at most ${max} words`),
+  /** text input holding what no metric's text can (src/metric/input.ts): control characters, unpaired surrogates */
+  invalidCharacters: (name: string) =>
+    plain(400, `${name} must not contain control characters (other than tab and line breaks) or unpaired surrogates`),
 } as const satisfies Record<string, ErrorResponse | ((...args: never[]) => ErrorResponse)>;
 
 /** 400 for a request body that fails validation; the message says what is wrong. */

@@ -4,11 +4,11 @@
  * the whole database. Authentication happens before yoga sees the request
  * (src/app.ts); yoga only gets the ready context.
  */
-import { useGraphQlJit } from '@envelop/graphql-jit';
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { type DocumentNode, GraphQLError, type Source } from 'graphql';
-import { createYoga, type Plugin } from 'graphql-yoga';
+import { type DocumentNode, type ExecutionResult, GraphQLError, type Source } from 'graphql';
+import { type CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit';
+import { createYoga, makeExecute, type Plugin } from 'graphql-yoga';
 import type { Context } from './context.js';
 import { OneDiscussionSummaryPerOperation, operationCost } from './graphql-cost.js';
 import { schema } from './schema/index.js';
@@ -66,33 +66,48 @@ function located(error: GraphQLError, source: Source): GraphQLError {
   });
 }
 
+type Compiled = CompiledQuery | ExecutionResult;
+
 /**
  * Executes a document compiled by graphql-jit from its second execution on
  * (yoga keeps parsed documents, so a repeated query is the same document).
  * Compiling costs more than one interpreted execution, so a document seen
  * once (a client sending a new query every time) never pays for it.
+ *
+ * A compiled query is one operation of its document, so the cache is keyed
+ * by the document and the operation name together: a document of several
+ * operations gets one compiled query per operation it is asked to run, and
+ * each request runs the operation it names (its cost was computed for that
+ * one). @envelop/graphql-jit keys by the document alone, and ran the first
+ * operation compiled for every later name.
  */
 function useJitForRepeatedDocuments(): Plugin<YogaServerContext> {
-  const seen = new WeakSet<DocumentNode>();
-  const jit = useGraphQlJit(
-    {},
-    {
-      enableIf: ({ document }) => {
-        if (seen.has(document)) return true;
-        seen.add(document);
-        return false;
-      },
-    },
-  ) as Plugin<YogaServerContext>;
+  const byDocument = new WeakMap<DocumentNode, Map<string, Compiled | null>>();
   return {
-    ...jit,
-    onExecute(payload) {
-      const compiled = seen.has(payload.args.document);
-      const hooks = jit.onExecute?.(payload);
-      if (!compiled) return hooks;
-      const source = payload.args.document.loc?.source;
+    onExecute({ args, setExecuteFn }) {
+      const operations = byDocument.get(args.document) ?? new Map<string, Compiled | null>();
+      byDocument.set(args.document, operations);
+      const name = args.operationName ?? '';
+      if (!operations.has(name)) {
+        // First run: interpreted; remembered so that the second one compiles.
+        operations.set(name, null);
+        return;
+      }
+      let compiled = operations.get(name);
+      if (!compiled) {
+        compiled = compileQuery(args.schema, args.document, args.operationName ?? undefined);
+        operations.set(name, compiled);
+      }
+      // Not compilable (an unknown operation name, say): graphql's own execution answers it.
+      if (!isCompiledQuery(compiled)) return;
+      const query = compiled;
+      setExecuteFn(
+        makeExecute((executionArgs) =>
+          query.query(executionArgs.rootValue, executionArgs.contextValue, executionArgs.variableValues),
+        ),
+      );
+      const source = args.document.loc?.source;
       return {
-        ...hooks,
         onExecuteDone: ({ result, setResult }) => {
           if (!source || !('errors' in result) || !result.errors?.length) return;
           setResult({ ...result, errors: result.errors.map((error) => located(error, source)) });
@@ -110,9 +125,17 @@ export const graphqlLimits = {
   maxDirectives: 20,
 } as const;
 
-export function createGraphqlServer(logger: FastifyRequest['log']) {
+export interface GraphqlServerOptions {
+  /** unexpected errors show their original error (message, stack) to the client: GRAPHQL_ERROR_DETAILS=1 only */
+  errorDetails: boolean;
+}
+
+export function createGraphqlServer(logger: FastifyRequest['log'], options: GraphqlServerOptions) {
   return createYoga<YogaServerContext, Context>({
     schema,
+    // An unexpected error is always `Unexpected error.` to the client (and logged): yoga's default shows the
+    // original error, its stack and a database's message, whenever NODE_ENV is development.
+    maskedErrors: { isDev: options.errorDetails },
     graphqlEndpoint: '/graphql',
     // The GraphiQL page is the app's (src/graphiql-page.ts): a static file with its own headers.
     graphiql: false,

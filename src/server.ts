@@ -104,6 +104,7 @@ const app = await buildApp({
     summaries: summaryConfigFromEnv(env),
     trust: { staleValidationDays: env.TRUST_STALE_VALIDATION_DAYS },
     serverTiming: env.SERVER_TIMING,
+    graphqlErrorDetails: env.GRAPHQL_ERROR_DETAILS,
     trustProxy: env.TRUST_PROXY,
     corsOrigins: env.CORS_ORIGINS,
     requestDeadlineMs: env.REQUEST_DEADLINE_MS,
@@ -115,7 +116,9 @@ const app = await buildApp({
   rateLimiter,
   metrics,
 });
-const metricsServer = env.METRICS_PORT ? await startMetricsServer(metrics, env.METRICS_PORT, env.HOST) : null;
+const metricsServer = env.METRICS_PORT
+  ? await startMetricsServer(metrics, env.METRICS_PORT, env.METRICS_HOST, env.METRICS_TOKEN)
+  : null;
 
 let closing = false;
 async function shutdown(signal: string) {
@@ -165,4 +168,7 @@ if (key) {
   console.log(`  open ${base}/graphql  (GraphiQL; send the key as an Authorization header)`);
 }
 console.log('');
-if (env.METRICS_PORT) console.log(`Prometheus metrics on http://${env.HOST}:${env.METRICS_PORT}/metrics\n`);
+if (env.METRICS_PORT) {
+  const guarded = env.METRICS_TOKEN ? ' (Authorization: Bearer METRICS_TOKEN)' : '';
+  console.log(`Prometheus metrics on http://${env.METRICS_HOST}:${env.METRICS_PORT}/metrics${guarded}\n`);
+}

@@ -268,6 +268,34 @@ describe('session:revoke', () => {
     expect(again.err.join('\n')).toContain('no session with this token');
   });
 
+  it('--token - reads the token from standard input (kept out of argv), and says so in help', async () => {
+    const token = await newSession();
+    expect((await listKeys(token)).status).toBe(200);
+    const withStdin = async (input: string) => {
+      const out: string[] = [];
+      const err: string[] = [];
+      const code = await runCli(['session:revoke', '--token', '-'], {
+        prisma: db.prisma,
+        out: (line) => out.push(line),
+        err: (line) => err.push(line),
+        stdin: async () => input,
+      });
+      return { code, out, err };
+    };
+    const result = await withStdin(`session=${token}\n`);
+    expect(result).toEqual({ code: 0, out: ['Revoked 1 session'], err: [] });
+    expect((await listKeys(token)).status).toBe(401);
+
+    for (const input of ['', '\n', '  \n']) {
+      const empty = await withStdin(input);
+      expect(empty.code).toBe(2);
+      expect(empty.err[0]).toBe('Error: --token -: no token on standard input');
+    }
+    const help = (await run('help')).out.join('\n');
+    expect(help).toContain('session:revoke (--token - | --token TOKEN | --user USER --org ORG)');
+    expect(help).toContain('`--token -` reads the token from standard input');
+  });
+
   it("revokes all of a user's sessions in an organization, by email or id, and no other", async () => {
     const globex = demo.organizations[1];
     const inGlobex = globex.users.some((user: { email: string }) => user.email === owner.email);

@@ -5,7 +5,7 @@
  * The logic itself is src/admin/api-keys.ts and src/admin/service-tokens.ts,
  * shared with the admin CLI.
  */
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { AdminError } from '../admin/admin-error.js';
 import { ApiKeyNotFoundError, createApiKey, listApiKeys, revokeApiKey } from '../admin/api-keys.js';
@@ -19,6 +19,7 @@ import { AGENT_CONTRACT_SCOPES, isAgentContractPair } from '../auth/scopes.js';
 import type { Principal } from '../context.js';
 import { badRequest, errors, HttpError } from '../errors.js';
 import { rejectCrossOrigin } from './cross-origin.js';
+import { clientErrorHandler } from './error-reply.js';
 import { firstHeader } from './headers.js';
 import { type AccessDeps, admitSession } from './request-auth.js';
 
@@ -111,12 +112,7 @@ export async function apiKeyRoutes(app: FastifyInstance, deps: ApiKeyRoutesDeps)
   });
 
   // Scoped to this plugin: a body Fastify cannot parse is a 400 `{ error }`, never a 500.
-  app.setErrorHandler((error: FastifyError, _request: FastifyRequest, reply: FastifyReply) => {
-    if (error instanceof HttpError) return reply.status(error.response.status).send(error.response.body);
-    const status = error.statusCode;
-    if (status && status >= 400 && status < 500) return reply.status(status).send({ error: error.message });
-    throw error;
-  });
+  app.setErrorHandler(clientErrorHandler);
 
   app.post('/api/api-keys', async (request, reply) => {
     const parsed = createKeyBody.safeParse(request.body);

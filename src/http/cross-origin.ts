@@ -9,7 +9,7 @@
  * not same-origin), nor on a token (there is no form page to embed one in):
  * - `Sec-Fetch-Site` (set by browsers, not forgeable by page scripts) must
  *   not be `cross-site` or `same-site` (absent is fine: non-browser clients),
- * - `Origin`, when sent, must name the host the request was sent to.
+ * - `Origin`, when sent, must name the scheme and host the request was sent to.
  *
  * CORS is off by default: no response carries `Access-Control-Allow-*`, so a
  * page elsewhere cannot read any response nor send a request that needs a
@@ -23,9 +23,11 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { errors, HttpError } from '../errors.js';
 import { firstHeader } from './headers.js';
 
-function hostOf(origin: string): string | null {
+/** The scheme and host of an origin (`http:`, `host:port`), or null when it is no URL (`null`, say). */
+function parseOrigin(origin: string): { protocol: string; host: string } | null {
   try {
-    return new URL(origin).host.toLowerCase();
+    const url = new URL(origin);
+    return { protocol: url.protocol, host: url.host.toLowerCase() };
   } catch {
     return null;
   }
@@ -38,7 +40,10 @@ export function isCrossOrigin(request: FastifyRequest): boolean {
   const origin = firstHeader(request, 'origin');
   if (origin === undefined) return false;
   const host = firstHeader(request, 'host')?.toLowerCase();
-  return !host || hostOf(origin) !== host;
+  const parsed = parseOrigin(origin);
+  // The same host under another scheme is another origin (`https://host` is not an `http://host` service);
+  // the request's scheme is the socket's, or X-Forwarded-Proto's from a trusted proxy (TRUST_PROXY).
+  return !host || !parsed || parsed.host !== host || parsed.protocol !== `${request.protocol}:`;
 }
 
 /** 403 `Forbidden` for a request from another origin (see above). */
@@ -58,6 +63,7 @@ export const CORS_EXPOSED_HEADERS = [
   'X-Discussion-Summary-Charged',
   'X-Discussion-Summary',
   'ETag',
+  'WWW-Authenticate',
 ];
 /** How long a browser may keep a granted preflight (seconds). */
 const PREFLIGHT_MAX_AGE_SECONDS = 600;

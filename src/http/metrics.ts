@@ -1,7 +1,9 @@
 /**
  * Prometheus metrics (prom-client), served on their own listener
- * (METRICS_PORT, off by default) so that they are never exposed with the API.
+ * (METRICS_PORT, off by default; on loopback unless METRICS_HOST says otherwise,
+ * and then behind METRICS_TOKEN) so that they are never exposed with the API.
  */
+import { hash, timingSafeEqual } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
 
@@ -46,11 +48,27 @@ export function createMetrics() {
 
 export type Metrics = ReturnType<typeof createMetrics>;
 
-/** A listener that answers GET /metrics and nothing else. */
-export function startMetricsServer(metrics: Metrics, port: number, host: string): Promise<Server> {
+/** Whether `authorization` is `Bearer <token>`, compared in constant time. */
+function bearerMatches(authorization: string | undefined, token: string): boolean {
+  const given = hash('sha256', authorization ?? '', 'buffer');
+  return timingSafeEqual(given, hash('sha256', `Bearer ${token}`, 'buffer'));
+}
+
+/**
+ * A listener that answers GET /metrics and nothing else; with `token`, only
+ * to `Authorization: Bearer <token>` (METRICS_TOKEN, required by src/env.ts
+ * when the listener is not on loopback).
+ */
+export function startMetricsServer(metrics: Metrics, port: number, host: string, token?: string): Promise<Server> {
   const server = createServer((request, response) => {
     if (request.method !== 'GET' || request.url !== '/metrics') {
       response.writeHead(404, { 'content-type': 'application/json; charset=utf-8' }).end('{"error":"Not found"}');
+      return;
+    }
+    if (token !== undefined && !bearerMatches(request.headers.authorization, token)) {
+      response
+        .writeHead(401, { 'content-type': 'application/json; charset=utf-8', 'www-authenticate': 'Bearer' })
+        .end('{"error":"Invalid or missing metrics token"}');
       return;
     }
     metrics.registry.metrics().then(

@@ -5,7 +5,7 @@
  * admin or owner (with the key administration routes' cross-origin rules).
  * A read API key is never accepted here, nor a service token on a read route.
  */
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { WriteScope } from '../auth/service-token.js';
 import type { Principal } from '../context.js';
 import { badRequest, documentProblems, errors, HttpError } from '../errors.js';
@@ -16,6 +16,7 @@ import { readRegistrySource, SOURCE_FORMATS, type SourceFormat } from '../regist
 import { describeTextProblem, parseDocumentText } from '../registry/text.js';
 import { parseValidationBatch, recordValidations } from '../registry/validations.js';
 import { rejectCrossOrigin } from './cross-origin.js';
+import { clientErrorHandler } from './error-reply.js';
 import { firstHeader } from './headers.js';
 import { type AccessDeps, admitServiceToken, admitSession } from './request-auth.js';
 
@@ -87,13 +88,7 @@ export async function writeRoutes(app: FastifyInstance, deps: WriteRoutesDeps) {
     done(null, body),
   );
 
-  app.setErrorHandler((error: FastifyError, _request: FastifyRequest, reply: FastifyReply) => {
-    if (error instanceof HttpError) return reply.status(error.response.status).send(error.response.body);
-    const status = error.statusCode;
-    if (status === 413) return reply.status(413).send(errors.bodyTooLarge.body);
-    if (status && status >= 400 && status < 500) return reply.status(status).send({ error: error.message });
-    throw error;
-  });
+  app.setErrorHandler(clientErrorHandler);
 
   app.route({
     method: 'PUT',

@@ -16,6 +16,7 @@ import { type Context, createContext, type Principal, type ServiceConfig } from 
 import { type ErrorResponse, errors, HttpError } from '../errors.js';
 import { LifecycleStatus, MetricScope } from '../generated/prisma/enums.js';
 import type { AccessDeps } from '../http/request-auth.js';
+import { checkCharactersDeep } from '../metric/input.js';
 import { type TrustFacts, trustReasonSentences } from '../metric/trust.js';
 import type { MetricContract, Trust } from '../openapi/schemas.js';
 import { contractEnvelope } from '../rest/envelopes.js';
@@ -98,11 +99,17 @@ export function createMcpServer(deps: ToolDeps): McpServer {
   );
 
   /** A GraphQL context per tool call, as the REST routes make one per request. */
-  const context = (): Context => createContext(deps.access, deps.principal, deps.config, deps.access.metrics);
+  // Each tool decides its scope (get_metric_contract asks for the contract's); the others carry the
+  // trust verdict under metrics:read, as their descriptions say.
+  const context = (): Context =>
+    createContext(deps.access, deps.principal, deps.config, deps.access.metrics, { contractFields: true });
 
   function handler<A>(work: (args: A) => Promise<Structured>, render: (result: Structured) => string) {
     return async (args: A): Promise<CallToolResult> => {
       try {
+        // Control characters and unpaired surrogates in any text argument: a tool error naming it, nothing read.
+        const invalid = checkCharactersDeep('', args);
+        if (invalid) throw new ToolFailure(messageOf(invalid));
         const structuredContent = await work(args);
         return { content: [{ type: 'text', text: render(structuredContent) }], structuredContent };
       } catch (error) {

@@ -8,6 +8,46 @@
  */
 import { type ErrorResponse, errors } from '../errors.js';
 
+/**
+ * Control characters (Unicode Cc: C0, DEL, C1) other than tab, line feed and
+ * carriage return. PostgreSQL refuses a NUL in text (a database error, once a
+ * 500); no metric's text holds any of them, so none of them can match either.
+ */
+const CONTROL_CHARACTER = /(?![\t\n\r])\p{Cc}/u;
+/** A high surrogate not followed by a low one, or a low one not preceded by a high one (not UTF-16). */
+const UNPAIRED_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * The error for a text input (`name` as the caller spelt it) holding a
+ * control character or an unpaired surrogate, else null: every text input
+ * of every transport goes through it before anything is read.
+ */
+export function checkCharacters(name: string, text: string | null | undefined): ErrorResponse | null {
+  if (text == null) return null;
+  return CONTROL_CHARACTER.test(text) || UNPAIRED_SURROGATE.test(text) ? errors.invalidCharacters(name) : null;
+}
+
+/**
+ * The first text of `value` (a string, or strings inside arrays and objects,
+ * as arguments arrive) that {@link checkCharacters} refuses, named by its
+ * path from `name` (`filter.policyTier`, `ids[2]`), else null.
+ */
+export function checkCharactersDeep(name: string, value: unknown): ErrorResponse | null {
+  if (typeof value === 'string') return checkCharacters(name, value);
+  if (Array.isArray(value)) {
+    for (const [index, item] of value.entries()) {
+      const invalid = checkCharactersDeep(`${name}[${index}]`, item);
+      if (invalid) return invalid;
+    }
+  } else if (value !== null && typeof value === 'object') {
+    for (const [key, item] of Object.entries(value)) {
+      const invalid = checkCharactersDeep(name ? `${name}.${key}` : key, item);
+      if (invalid) return invalid;
+    }
+  }
+  return null;
+}
+
 /** Characters (Unicode code points) of the search text once trimmed. */
 export const MAX_SEARCH_CHARACTERS = 256;
 /** Words of the search text (runs of letters and digits, as the search reads them). */
@@ -33,6 +73,8 @@ function tooManyWords(text: string, max: number): boolean {
 /** The error for a search text past its bounds (`name` as the caller spelt the parameter), else null. */
 export function checkSearchText(name: string, text: string | null | undefined): ErrorResponse | null {
   if (text == null) return null;
+  const invalid = checkCharacters(name, text);
+  if (invalid) return invalid;
   const trimmed = text.trim();
   if (longerThan(trimmed, MAX_SEARCH_CHARACTERS)) return errors.inputTooLong(name, MAX_SEARCH_CHARACTERS);
   if (tooManyWords(trimmed, MAX_SEARCH_WORDS)) return errors.tooManyWords(name, MAX_SEARCH_WORDS);
@@ -42,9 +84,10 @@ export function checkSearchText(name: string, text: string | null | undefined): 
 /** The error for the first filter value past its bound, else null; keys are the names the caller used. */
 export function checkFilterValues(values: Record<string, string | null | undefined>): ErrorResponse | null {
   for (const [name, value] of Object.entries(values)) {
-    if (value != null && longerThan(value, MAX_FILTER_CHARACTERS)) {
-      return errors.inputTooLong(name, MAX_FILTER_CHARACTERS);
-    }
+    if (value == null) continue;
+    const invalid = checkCharacters(name, value);
+    if (invalid) return invalid;
+    if (longerThan(value, MAX_FILTER_CHARACTERS)) return errors.inputTooLong(name, MAX_FILTER_CHARACTERS);
   }
   return null;
 }

@@ -77,6 +77,14 @@ const header = (description: string, schema: Json, example?: unknown) => ({
   schema,
   ...(example === undefined ? {} : { example }),
 });
+/**
+ * A header every response that lists it sends. `required` lives in the
+ * component: beside a `$ref` (a Reference Object) OpenAPI 3.1 ignores it.
+ */
+const requiredHeader = (description: string, schema: Json, example?: unknown) => ({
+  ...header(description, schema, example),
+  required: true,
+});
 
 export const headers = {
   'X-Request-Id': header(
@@ -90,7 +98,7 @@ export const headers = {
   ),
   'RateLimit-Remaining': header('Requests left in the current window.', { type: 'integer' }, 59),
   'RateLimit-Reset': header('Seconds until the window resets.', { type: 'integer' }, 42),
-  'Retry-After': header('Whole seconds to wait before retrying (>= 1).', { type: 'integer', minimum: 1 }, 30),
+  'Retry-After': requiredHeader('Whole seconds to wait before retrying (>= 1).', { type: 'integer', minimum: 1 }, 30),
   'X-Discussion-Summary-Charged': header('With summary=true: 1 when this call was billed, else 0.', {
     type: 'string',
     enum: ['0', '1'],
@@ -99,17 +107,26 @@ export const headers = {
     type: 'string',
     enum: [...DEGRADED_REASONS],
   }),
-  ETag: header(
+  ETag: requiredHeader(
     'A strong entity tag of this representation. Send it back in `If-None-Match`: while the body would be the ' +
       'same, the answer is 304 Not Modified without a body. Opaque; the same on every instance.',
     // No example: a made-up tag would travel into the reference's generated requests.
     { type: 'string', pattern: '^"[A-Za-z0-9_-]+"$' },
   ),
-  'Cache-Control': header('A client or private cache may keep the response but must revalidate it.', {
+  'Cache-Control': requiredHeader('A client or private cache may keep the response but must revalidate it.', {
     type: 'string',
     enum: [CACHE_CONTROL],
   }),
-  Vary: header('The representation depends on the key and the sandbox header.', { type: 'string', enum: [VARY] }),
+  Vary: requiredHeader('The representation depends on the key and the sandbox header.', {
+    type: 'string',
+    enum: [VARY],
+  }),
+  'WWW-Authenticate': requiredHeader(
+    'The challenge (RFC 6750): `Bearer` without a credential, `Bearer error="invalid_request"` for a malformed ' +
+      'Authorization header, `Bearer error="invalid_token"` for a malformed, unknown or revoked key.',
+    { type: 'string', enum: ['Bearer', 'Bearer error="invalid_request"', 'Bearer error="invalid_token"'] },
+    'Bearer error="invalid_token"',
+  ),
 };
 
 export const requestIdHeader = { 'X-Request-Id': ref('headers', 'X-Request-Id') };
@@ -121,9 +138,9 @@ export const rateLimitHeaders = {
 };
 /** Sent with every 200 and 304 of the read routes. */
 export const validatorHeaders = {
-  ETag: { ...ref('headers', 'ETag'), required: true },
-  'Cache-Control': { ...ref('headers', 'Cache-Control'), required: true },
-  Vary: { ...ref('headers', 'Vary'), required: true },
+  ETag: ref('headers', 'ETag'),
+  'Cache-Control': ref('headers', 'Cache-Control'),
+  Vary: ref('headers', 'Vary'),
 };
 
 /** 304 of a read route: no body. */
@@ -166,7 +183,7 @@ export const writeRouteErrors = {
 export const responses = {
   Unauthorized: errorResponse(
     'No, malformed, unknown or revoked API key.',
-    requestIdHeader,
+    { ...requestIdHeader, 'WWW-Authenticate': ref('headers', 'WWW-Authenticate') },
     errors.missingAuthorization,
     errors.invalidAuthorizationFormat,
     errors.invalidApiKeyFormat,
@@ -183,14 +200,16 @@ export const responses = {
   },
   RateLimited: errorResponse(
     'The caller’s rate limit (per key, service token or signed-in user) or the pre-verification throttle is exceeded.',
-    { ...rateLimitHeaders, 'Retry-After': { ...ref('headers', 'Retry-After'), required: true } as Json },
+    { ...rateLimitHeaders, 'Retry-After': ref('headers', 'Retry-After') },
     errors.rateLimited,
   ),
   InvalidMetricId: errorResponse('The id is not a UUID.', rateLimitHeaders, errors.invalidMetricId),
   InputTooLong: errorResponse(
     `A parameter is past its bound: \`q\` over ${MAX_SEARCH_CHARACTERS} characters (trimmed) or ${MAX_SEARCH_WORDS} words, ` +
-      `a filter value over ${MAX_FILTER_CHARACTERS} characters. Refused, never cut short; the message names the parameter.`,
+      `a filter value over ${MAX_FILTER_CHARACTERS} characters; or a text parameter holds a control character (other ` +
+      'than tab and line breaks). Refused, never cut short; the message names the parameter.',
     rateLimitHeaders,
+    errors.invalidCharacters('q'),
     errors.inputTooLong('q', MAX_SEARCH_CHARACTERS),
     errors.tooManyWords('q', MAX_SEARCH_WORDS),
     errors.inputTooLong('policy_tier', MAX_FILTER_CHARACTERS),

@@ -57,25 +57,43 @@ export function entityTag(parts: readonly unknown[]): string {
   return `"${digest.slice(0, 32)}"`;
 }
 
-/** One list element: an optional weak prefix and a quoted opaque tag (etagc: %x21 / %x23-7E / obs-text). */
-const LIST_ELEMENT = /[ \t]*(?:(?:W\/)?("[\x21\x23-\x7e\x80-\xff]*"))?[ \t]*(?:,|$)/y;
+/** etagc (RFC 9110 section 8.8.3): %x21 / %x23-7E / obs-text. */
+function isEtagChar(code: number): boolean {
+  return code === 0x21 || (code >= 0x23 && code <= 0x7e) || (code >= 0x80 && code <= 0xff);
+}
+
+const isOws = (code: number) => code === 0x20 || code === 0x09;
 
 /**
  * `If-None-Match`: `*`, or the opaque tags of its list (weak or not: the
  * comparison is weak); null when absent or malformed (then it is ignored).
+ *
+ * One pass over the characters, each looked at once: a header of any length
+ * costs time in proportion to it (a backtracking pattern here was quadratic
+ * in the whitespace after a comma, and a long header held the event loop).
  */
 export function parseIfNoneMatch(value: string | string[] | undefined): '*' | string[] | null {
   if (value === undefined) return null;
   const text = (Array.isArray(value) ? value.join(', ') : value).trim();
   if (text === '*') return '*';
-  if (text === '') return null;
   const tags: string[] = [];
-  LIST_ELEMENT.lastIndex = 0;
-  while (LIST_ELEMENT.lastIndex < text.length) {
-    const start = LIST_ELEMENT.lastIndex;
-    const match = LIST_ELEMENT.exec(text);
-    if (!match || LIST_ELEMENT.lastIndex === start) return null;
-    if (match[1]) tags.push(match[1]);
+  const end = text.length;
+  let i = 0;
+  while (i < end) {
+    while (i < end && isOws(text.charCodeAt(i))) i++;
+    if (text.charCodeAt(i) === 0x57 /* W */ && text.charCodeAt(i + 1) === 0x2f /* / */) {
+      i += 2;
+      if (text.charCodeAt(i) !== 0x22) return null;
+    }
+    if (text.charCodeAt(i) === 0x22 /* " */) {
+      const open = i++;
+      while (i < end && isEtagChar(text.charCodeAt(i))) i++;
+      if (text.charCodeAt(i) !== 0x22) return null;
+      i++;
+      tags.push(text.slice(open, i));
+    }
+    while (i < end && isOws(text.charCodeAt(i))) i++;
+    if (i < end && text.charCodeAt(i++) !== 0x2c /* , */) return null;
   }
   return tags.length ? tags : null;
 }

@@ -9,5 +9,6 @@ import './metric-query.js';
 import './metric-lookup.js';
 import './trust.js';
 import './revision.js';
+import { refuseInvalidTextArguments } from './text-arguments.js';
 
-export const schema = builder.toSchema({ sortSchema: true });
+export const schema = refuseInvalidTextArguments(builder.toSchema({ sortSchema: true }));

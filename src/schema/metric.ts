@@ -7,6 +7,7 @@ import { CARRIED_TARGET_FIELDS } from '../metric/parts.js';
 import { summarize } from '../summaries/service.js';
 import { AgentContextNoteRef, ApprovedVersionRef, DisambiguationRef, DiscourseSummaryRef } from './agent-context.js';
 import { ApprovalRef } from './approval.js';
+import { CONTRACT_SCOPE_NOTE, requireContractScope } from './contract-scope.js';
 import { DiscussionSummaryRef } from './discussion-summary.js';
 import { LifecycleStatusEnum, MetricScopeEnum } from './enums.js';
 import { MetricRelationshipRef } from './metric-relationship.js';
@@ -195,8 +196,11 @@ export const MetricRef = builder.objectRef<SelectedMetric>('Metric').implement({
     agentContextNotes: t.field({
       type: [AgentContextNoteRef],
       ...supporting,
-      description: 'Pinned, non-deleted messages, most recently pinned first, at most 10.',
-      resolve: (metric, _args, ctx) => ctx.loaders.agentContextNotes.load(metric.id),
+      description: `Pinned, non-deleted messages, most recently pinned first, at most 10. ${CONTRACT_SCOPE_NOTE}`,
+      resolve: (metric, _args, ctx) => {
+        requireContractScope(ctx);
+        return ctx.loaders.agentContextNotes.load(metric.id);
+      },
     }),
     discourseSummary: t.field({
       type: DiscourseSummaryRef,
@@ -210,8 +214,10 @@ export const MetricRef = builder.objectRef<SelectedMetric>('Metric').implement({
       description:
         'Summary of the discussion, from the cache or generated on a miss (billed to the organization of the ' +
         'key or session on paid plans). null with an error when the discussion could not be read. ' +
-        'Only on `metric(id)`: asking it of every item of a list could generate and bill one summary per metric.',
+        'Only on `metric(id)`: asking it of every item of a list could generate and bill one summary per metric. ' +
+        CONTRACT_SCOPE_NOTE,
       resolve: async (metric, _args, ctx, info) => {
+        requireContractScope(ctx);
         if (insideList(info.path)) {
           throw new GraphQLError('discussionSummary is only available on metric(id), not on lists of metrics');
         }

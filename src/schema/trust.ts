@@ -1,6 +1,7 @@
 /** `Metric.trust`: the trust verdict (src/metric/trust.ts), batched per request through its loader. */
 import { builder } from '../builder.js';
 import { TRUST_REASONS, TRUST_VERDICTS, type Trust, trustVerdict } from '../metric/trust.js';
+import { CONTRACT_SCOPE_NOTE, requireContractScope } from './contract-scope.js';
 import { MetricRef } from './metric.js';
 
 const TrustVerdictEnum = builder.enumType('TrustVerdict', {
@@ -34,7 +35,10 @@ const TrustRef = builder.objectRef<Trust>('Trust').implement({
 builder.objectField(MetricRef, 'trust', (t) =>
   t.field({
     type: TrustRef,
-    resolve: async (metric, _args, ctx) =>
-      trustVerdict(await ctx.loaders.trust.load(metric.id), ctx.config.trust, new Date()),
+    description: `Whether to use the metric, and why. ${CONTRACT_SCOPE_NOTE}`,
+    resolve: async (metric, _args, ctx) => {
+      requireContractScope(ctx);
+      return trustVerdict(await ctx.loaders.trust.load(metric.id), ctx.config.trust, new Date());
+    },
   }),
 );

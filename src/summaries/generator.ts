@@ -48,6 +48,6 @@ export interface SummaryConfig {
   timeoutMs: number;
   /** new summaries per organization per UTC day unless the organization sets its own (SUMMARY_DAILY_CAP) */
   defaultDailyCap: number;
-  /** generations running at once in one instance (SUMMARY_MAX_CONCURRENT); past it a miss degrades */
+  /** generations running at once in one instance (SUMMARY_MAX_CONCURRENT), half of them (at least 1) per organization; past it a miss degrades */
   maxConcurrent: number;
 }

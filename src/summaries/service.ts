@@ -21,8 +21,10 @@
  * for the cached row (polling, without a connection between polls) rather
  * than generate. The daily cap is atomic per organization: claims are taken
  * under one lock per organization and count until their summary is stored.
- * At most `maxConcurrent` generations run at once per instance; past it a
- * miss degrades to `generator_busy`.
+ * At most `maxConcurrent` generations run at once per instance, and at most
+ * half of them (at least 1) for one organization, so that one organization
+ * cannot keep the others on `generator_busy`; past either a miss degrades to
+ * `generator_busy`.
  *
  * Expected failures (timeout, generator error, cap, pricing, no discussion,
  * busy) are values; a failing database read or write throws (the GraphQL
@@ -70,6 +72,13 @@ interface SummaryRuntime {
   inFlight: Map<string, Promise<SummaryOutcome>>;
   /** generations of this process running now (at most `SummaryConfig.maxConcurrent`) */
   running: number;
+  /** of those, per organization id (at most {@link organizationShare}; absent at 0) */
+  runningByOrg: Map<string, number>;
+}
+
+/** The generations one organization may run at once on an instance of `maxConcurrent`: half, at least 1. */
+export function organizationShare(maxConcurrent: number): number {
+  return Math.max(1, Math.floor(maxConcurrent / 2));
 }
 
 export function createGenerator(config: SummaryConfig): SummaryGenerator {
@@ -83,7 +92,7 @@ const runtimes = new WeakMap<SummaryConfig, SummaryRuntime>();
 function runtimeFor(config: SummaryConfig): SummaryRuntime {
   let runtime = runtimes.get(config);
   if (!runtime) {
-    runtime = { generator: createGenerator(config), inFlight: new Map(), running: 0 };
+    runtime = { generator: createGenerator(config), inFlight: new Map(), running: 0, runningByOrg: new Map() };
     runtimes.set(config, runtime);
   }
   return runtime;
@@ -132,12 +141,19 @@ async function generate(
   fingerprint: string,
 ): Promise<SummaryOutcome> {
   // Checked and taken with no await in between: the limit holds however many requests arrive at once.
-  if (runtime.running >= ctx.config.summaries.maxConcurrent) return degraded('generator_busy');
+  const { maxConcurrent } = ctx.config.summaries;
+  const orgId = ctx.principal.org.id;
+  const ofOrg = runtime.runningByOrg.get(orgId) ?? 0;
+  if (runtime.running >= maxConcurrent || ofOrg >= organizationShare(maxConcurrent)) return degraded('generator_busy');
   runtime.running++;
+  runtime.runningByOrg.set(orgId, ofOrg + 1);
   try {
     return await claimAndGenerate(ctx, runtime, metricId, fingerprint);
   } finally {
     runtime.running--;
+    const left = (runtime.runningByOrg.get(orgId) ?? 1) - 1;
+    if (left > 0) runtime.runningByOrg.set(orgId, left);
+    else runtime.runningByOrg.delete(orgId);
   }
 }
 

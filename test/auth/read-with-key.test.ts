@@ -51,8 +51,12 @@ afterAll(() => db?.drop());
 
 /** The documented errors (contract section 7), spelled out. */
 const ERRORS = {
-  invalidApiKey: { status: 401, body: { error: 'Invalid API key' } },
-  revokedApiKey: { status: 401, body: { error: 'API key has been revoked' } },
+  invalidApiKey: { status: 401, body: { error: 'Invalid API key' }, challenge: 'Bearer error="invalid_token"' },
+  revokedApiKey: {
+    status: 401,
+    body: { error: 'API key has been revoked' },
+    challenge: 'Bearer error="invalid_token"',
+  },
   insufficientScope: { status: 403, body: { error: 'Insufficient scope' } },
   sandboxKeyRequiresSandbox: {
     status: 403,

@@ -67,6 +67,8 @@ export interface TestAppOptions {
   poolSize?: number;
   /** default: one of the app's own, of the service's bounds */
   readCache?: ReadCache;
+  /** default: false (GRAPHQL_ERROR_DETAILS) */
+  graphqlErrorDetails?: boolean;
 }
 
 /** Builds one more app (an instance) over an existing test database. */
@@ -83,6 +85,7 @@ export async function buildTestInstance(database: Database, options: TestAppOpti
       summaries: { ...TEST_SUMMARIES, ...options.summaries },
       trust: { staleValidationDays: options.staleValidationDays ?? 30 },
       serverTiming: options.serverTiming ?? false,
+      graphqlErrorDetails: options.graphqlErrorDetails ?? false,
       trustProxy: options.trustProxy ?? false,
       corsOrigins: options.corsOrigins ?? [],
       requestDeadlineMs: options.requestDeadlineMs ?? 20_000,

@@ -18,7 +18,8 @@ acme.metric({ name: 'Revenue' });
 const fixture = r.build();
 
 const HOST = 'metrics.test.example';
-const SAME = `https://${HOST}`;
+// The service under test is served over http (in process); behind a proxy that says https, below.
+const SAME = `http://${HOST}`;
 const EVIL = 'https://evil.example';
 const ALLOWED = 'https://bi.partner.example';
 const QUERY = '{metrics(pageSize:1){items{name}}}';
@@ -104,6 +105,13 @@ describe('CORS off (default)', () => {
     // A client that is no browser sends neither header.
     const plain = await postGraphql({ cookie });
     expect(plain.json().data.metrics.items).toEqual([{ name: 'Revenue' }]);
+  });
+
+  it('the same host under another scheme is another origin: https://host for an http service gets no data', async () => {
+    for (const origin of [`https://${HOST}`, `ws://${HOST}`, `http://${HOST}:8080`, 'null']) {
+      expectNoData(await getGraphql({ cookie, origin, accept: 'application/json' }));
+      expectNoData(await postGraphql({ cookie, origin }));
+    }
   });
 
   it('a bearer key is no ambient credential: served whatever the Origin, without CORS headers', async () => {
@@ -211,5 +219,28 @@ describe('CORS_ORIGINS allowlist', () => {
       headers: { host: HOST, origin: ALLOWED, 'access-control-request-method': 'POST' },
     });
     expectNoCredentialedCors(res);
+  });
+});
+
+describe('behind a trusted proxy that says https', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({ fixture, trustProxy: true });
+  });
+  afterAll(() => t.close());
+
+  const post = (origin: string) =>
+    t.inject({
+      method: 'POST',
+      url: '/graphql',
+      headers: { host: HOST, 'x-forwarded-proto': 'https', 'content-type': 'application/json', cookie, origin },
+      payload: JSON.stringify({ query: QUERY }),
+    });
+
+  it('the https origin is this one; the http origin of the same host is not', async () => {
+    const same = await post(`https://${HOST}`);
+    expect(same.statusCode).toBe(200);
+    expect(same.json().data.metrics.items).toEqual([{ name: 'Revenue' }]);
+    expectNoData(await post(`http://${HOST}`));
   });
 });

@@ -1,6 +1,7 @@
 /** Prometheus metrics: request durations by route, 429s by limit, on their own listener. */
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseEnv } from '../../src/env.js';
 import { createMetrics, startMetricsServer } from '../../src/http/metrics.js';
 import { registry } from '../fixtures/registry.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
@@ -50,6 +51,39 @@ describe('Prometheus metrics', () => {
       expect(text).toMatch(/discussion_summaries_total\{outcome="cache_hit"\} 1/);
       expect(text).toMatch(/discussion_summary_charges_total 1/);
       expect((await fetch(`${base}/api/v1/metrics`)).status).toBe(404);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('listen on loopback by default; anywhere else only with METRICS_TOKEN', () => {
+    const defaults = parseEnv({ METRICS_PORT: '9464' });
+    expect([defaults.METRICS_HOST, defaults.METRICS_TOKEN]).toEqual(['127.0.0.1', undefined]);
+    expect(parseEnv({ METRICS_PORT: '9464', METRICS_HOST: '::1' }).METRICS_HOST).toBe('::1');
+    expect(() => parseEnv({ METRICS_PORT: '9464', METRICS_HOST: '0.0.0.0' })).toThrow(
+      'METRICS_TOKEN: required when METRICS_HOST (0.0.0.0) is not a loopback address',
+    );
+    expect(() => parseEnv({ METRICS_PORT: '9464', HOST: '0.0.0.0' })).not.toThrow();
+    const token = 'a-long-metrics-token-0123';
+    expect(parseEnv({ METRICS_PORT: '9464', METRICS_HOST: '0.0.0.0', METRICS_TOKEN: token }).METRICS_TOKEN).toBe(token);
+    expect(() => parseEnv({ METRICS_TOKEN: 'short' })).toThrow('METRICS_TOKEN: must be at least 16 characters');
+  });
+
+  it('with a token, /metrics answers only its bearer: 401 with a challenge otherwise', async () => {
+    const token = 'a-long-metrics-token-0123';
+    const server = await startMetricsServer(metrics, 0, '127.0.0.1', token);
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/metrics`;
+      const refused: Record<string, string>[] = [{}, { authorization: 'Bearer wrong' }, { authorization: token }];
+      for (const headers of refused) {
+        const res = await fetch(url, { headers });
+        expect(res.status).toBe(401);
+        expect(res.headers.get('www-authenticate')).toBe('Bearer');
+        expect(await res.json()).toEqual({ error: 'Invalid or missing metrics token' });
+      }
+      const res = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
+      expect(res.status).toBe(200);
+      expect(await res.text()).toContain('process_resident_memory_bytes');
     } finally {
       server.close();
     }

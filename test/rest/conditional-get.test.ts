@@ -180,6 +180,24 @@ describe('validators on 200 and 304', () => {
     expectError(await get(`/api/v1/metrics/${randomUUID()}/contract`, '*'), 404, { error: 'Metric not found' });
   });
 
+  it('a 16 KiB If-None-Match of whitespace after a comma costs one request no more CPU than a short one (within 50 ms)', async () => {
+    const hostile = `"a",${' '.repeat(16_000)}x`;
+    /** CPU microseconds of this process (the service in process) for one request. */
+    const cpuOf = async (url: string, header: string) => {
+      const before = process.cpuUsage();
+      const res = await get(url, header);
+      const used = process.cpuUsage(before);
+      expect(res.statusCode).toBe(200);
+      return used.user + used.system;
+    };
+    for (const url of [LIST, CONTRACT]) {
+      await cpuOf(url, '"a", x'); // warm: compiled statements and caches
+      const short = Math.min(await cpuOf(url, '"a", x'), await cpuOf(url, '"a", x'));
+      const long = Math.min(await cpuOf(url, hostile), await cpuOf(url, hostile));
+      expect(long, url).toBeLessThan(short + 50_000);
+    }
+  });
+
   it('any If-None-Match value is a 200 with the tag or a 304 that names it, never an error', async () => {
     const { tag } = await settled(DETAIL);
     const value = fc.oneof(

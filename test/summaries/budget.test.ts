@@ -7,6 +7,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { organizationShare } from '../../src/summaries/service.js';
 import { type MetricJson, type OrgBuilder, registry } from '../fixtures/registry.js';
 import { buildTestInstance, startTestApp, type TestApp } from '../helpers/app.js';
 import { type FakeOpenAI, startFakeOpenAI } from './fake-openai.js';
@@ -65,6 +66,12 @@ other.metric();
 const limited = r.org({ plan: 'enterprise' });
 const limitedKey = limited.key({ rate_limit_per_minute: 1000 });
 const limitedMetrics = Array.from({ length: 3 }, () => discussed(limited));
+const neighbour = r.org({ plan: 'enterprise' });
+const neighbourKey = neighbour.key({ rate_limit_per_minute: 1000 });
+const neighbourMetrics = Array.from({ length: 3 }, () => discussed(neighbour));
+const third = r.org({ plan: 'enterprise' });
+const thirdKey = third.key({ rate_limit_per_minute: 1000 });
+const thirdMetric = discussed(third);
 
 let fake: FakeOpenAI;
 let t: TestApp;
@@ -116,7 +123,9 @@ describe('a generation waiting on a slow generator', () => {
   it('holds no connection: other keys are answered while 4 generations are pending on a pool of 2', async () => {
     fake.hold = true;
     const before = fake.requests.length;
-    const pending = slowMetrics.map((metric) => tracked(summaryOf(t, metric.id, summarizing.secret)));
+    // 8 slots: one organization may run 4 of them.
+    const app = getter(await instance(8));
+    const pending = slowMetrics.map((metric) => tracked(summaryOf(app as never, metric.id, summarizing.secret)));
     await until(() => fake.requests.length - before >= 4, '4 generations waiting on the generator');
 
     const reads = await Promise.all([
@@ -142,26 +151,48 @@ describe('a generation waiting on a slow generator', () => {
 });
 
 describe('SUMMARY_MAX_CONCURRENT', () => {
-  it('runs at most 2 at once: a third miss meanwhile degrades to generator_busy, unbilled, and generates later', async () => {
+  it('4 slots, 2 per organization: a third miss of one organization is generator_busy while another runs 2; a third organization finds none; each generates later', async () => {
     fake.hold = true;
     const before = fake.requests.length;
-    const app = getter(await instance(2));
-    const [first, second, third] = limitedMetrics as [MetricJson, MetricJson, MetricJson];
+    const app = getter(await instance(4));
+    const [first, second, lastLimited] = limitedMetrics as [MetricJson, MetricJson, MetricJson];
     const running = [first, second].map((metric) => tracked(summaryOf(app as never, metric.id, limitedKey.secret)));
-    await until(() => fake.requests.length - before >= 2, '2 generations waiting on the generator');
+    await until(() => fake.requests.length - before >= 2, '2 generations of one organization waiting');
 
-    const busy = await summaryOf(app as never, third.id, limitedKey.secret);
+    // The organization's share is taken: its third miss is busy, unbilled, though 2 slots are free.
+    const busy = await summaryOf(app as never, lastLimited.id, limitedKey.secret);
     expect(busy.reason).toBe('generator_busy');
     expect(busy.data.discussion_summary).toBeNull();
     expect(meta(busy)).toEqual({ cache_hit: false, charged: false });
     expect(fake.requests.length - before).toBe(2);
-    expect(running.map((s) => s.settled)).toEqual([false, false]);
+
+    // Another organization still gets its 2; its third is busy too.
+    const [n1, n2, n3] = neighbourMetrics as [MetricJson, MetricJson, MetricJson];
+    const neighbours = [n1, n2].map((metric) => tracked(summaryOf(app as never, metric.id, neighbourKey.secret)));
+    await until(() => fake.requests.length - before >= 4, '2 generations of the other organization waiting');
+    expect((await summaryOf(app as never, n3.id, neighbourKey.secret)).reason).toBe('generator_busy');
+    // All 4 slots are taken: a third organization, with its whole share free, is busy.
+    expect((await summaryOf(app as never, thirdMetric.id, thirdKey.secret)).reason).toBe('generator_busy');
+    expect(fake.requests.length - before).toBe(4);
+    expect([...running, ...neighbours].map((s) => s.settled)).toEqual([false, false, false, false]);
 
     fake.release();
-    expect((await Promise.all(running.map((s) => s.promise))).map((res) => res.reason)).toEqual([undefined, undefined]);
-    const later = await summaryOf(app as never, third.id, limitedKey.secret);
-    expect(later.reason).toBeUndefined();
-    expect(meta(later).charged).toBe(true);
+    const done = await Promise.all([...running, ...neighbours].map((s) => s.promise));
+    expect(done.map((res) => res.reason)).toEqual([undefined, undefined, undefined, undefined]);
+    for (const [metric, secret] of [
+      [lastLimited, limitedKey.secret],
+      [n3, neighbourKey.secret],
+      [thirdMetric, thirdKey.secret],
+    ] as const) {
+      const later = await summaryOf(app as never, metric.id, secret);
+      expect(later.reason).toBeUndefined();
+      expect(meta(later).charged).toBe(true);
+    }
     expect(await t.database.prisma.meterEvent.count({ where: { orgId: limited.json.id } })).toBe(3);
+    expect(await t.database.prisma.meterEvent.count({ where: { orgId: neighbour.json.id } })).toBe(3);
+  });
+
+  it('the share is half the slots, at least 1', () => {
+    expect([1, 2, 3, 4, 5, 8].map(organizationShare)).toEqual([1, 1, 1, 2, 2, 4]);
   });
 });
