@@ -79,7 +79,9 @@ export async function runApplyScenario(
     JSON.stringify(benchRegistryDocument('bench-apply', n, { changed, revision }));
 
   const first = await put(service, token, document());
-  log(`apply: first of ${n} in ${first.seconds.toFixed(1)} s, ${first.statements} statements, peak RSS ${first.peakRssMb} MB`);
+  log(
+    `apply: first of ${n} in ${first.seconds.toFixed(1)} s, ${first.statements} statements, peak RSS ${first.peakRssMb} MB`,
+  );
   const noop = await put(service, token, document());
   log(`apply: no-op in ${noop.seconds.toFixed(2)} s, ${noop.statements} statements`);
   const changed100 = await put(service, token, document(100, 1));
