@@ -1,5 +1,5 @@
 /**
- * The registry document (registry-document.md) as the importers write it: a
+ * The registry document (docs/registry-document.md) as the importers write it: a
  * plain object with the document's snake_case fields, which the registry's
  * own parser then validates like any hand-written document. Fields an
  * importer has nothing for are left out, so that they take the document's

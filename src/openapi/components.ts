@@ -33,6 +33,12 @@ function withoutIds(node: unknown, open: boolean): unknown {
     if (open && key === 'additionalProperties' && value === false) continue;
     result[key] = withoutIds(value, open);
   }
+  // A reference takes no siblings but summary and description in OpenAPI 3.1 tools (zod puts a
+  // field's `default` beside its $ref): the reference goes into allOf, its siblings stay.
+  const { $ref, ...siblings } = result;
+  if ($ref !== undefined && Object.keys(siblings).some((key) => key !== 'description' && key !== 'summary')) {
+    return { allOf: [{ $ref }], ...siblings };
+  }
   return result;
 }
 

@@ -108,7 +108,7 @@ const flag = (name: string, description: string) =>
   });
 
 const registryDescription =
-  'Makes the organization’s registry match the document (registry-document.md), in one transaction: a listed ' +
+  'Makes the organization’s registry match the document (docs/registry-document.md), in one transaction: a listed ' +
   'metric is created when its key is new and updated when any of its fields, versions, approvals or ' +
   'relationships differ (a field left out takes its default); versions, approvals and relationships of a listed ' +
   'metric are made to match its lists exactly. A metric the document does not list is kept (`absent`), or ' +

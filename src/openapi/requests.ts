@@ -144,7 +144,7 @@ export const RegistryDocument = z
       .max(MAX_DOCUMENT_METRICS)
       .describe('every metric the organization should have (may be empty); keys unique'),
   })
-  .describe('A registry document (registry-document.md): the metrics of one organization, as YAML or JSON.');
+  .describe('A registry document (docs/registry-document.md): the metrics of one organization, as YAML or JSON.');
 
 export const ValidationResultsRequest = validationBatch.describe(
   'Validation evidence: each result names a metric by key. A result already recorded (same metric, `ran_at` ' +

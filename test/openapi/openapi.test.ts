@@ -841,7 +841,7 @@ describe('registry write routes and service tokens conform', () => {
         'POST',
         VALIDATIONS,
         { ...cookie(admin), ...asJson },
-        JSON.stringify({ results: [], pad: 'x'.repeat(1024 * 1024) }),
+        JSON.stringify({ results: [], pad: 'x'.repeat(16 * 1024 * 1024) }),
       ],
       [415, 'PUT', REGISTRY, { ...cookie(admin), 'content-type': 'text/plain' }, empty],
       [415, 'PUT', REGISTRY, cookie(admin), ''],

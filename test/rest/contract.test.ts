@@ -216,7 +216,7 @@ describe('contract of a metric with full context', () => {
       // The open objection, and a validation more than 30 days old by now.
       trust: {
         verdict: 'use_with_caution',
-        reasons: ['open_objections', 'stale_validation'],
+        reasons: ['open_objections', 'failed_validation', 'stale_validation'],
         preferred_metric_id: null,
       },
     });

@@ -64,15 +64,15 @@ const caution = (...reasons: string[]): Verdict => ({ verdict: 'use_with_caution
 
 /** What the demo was written to show: three `use`, cautions for five different reasons, two `do_not_use`. */
 const DEMO_VERDICTS: Record<string, Verdict> = {
-  net_revenue: caution('open_objections'),
+  net_revenue: caution('open_objections', 'failed_validation'),
   gross_margin_pct: use,
   monthly_active_users: use,
   weekly_active_users: caution('pre_release'),
-  customer_churn_rate: caution('pre_release'),
+  customer_churn_rate: caution('pre_release', 'failed_validation'),
   net_revenue_retention: use,
   trial_conversion_rate: caution('pre_release', 'open_objections', 'never_validated'),
   average_order_value: { verdict: 'do_not_use', reasons: ['deprecated'], preferredMetricId: null },
-  support_first_response_time: caution('stale_validation'),
+  support_first_response_time: caution('failed_validation', 'stale_validation'),
   marketing_qualified_leads: caution('pre_release'),
   revenue_per_employee: caution('pre_release', 'never_validated'),
   active_users_legacy: {
