@@ -107,7 +107,13 @@ describe('the demo shows every verdict whenever it is loaded', () => {
         .filter((trust) => trust.verdict === 'use_with_caution')
         .flatMap((trust) => trust.reasons),
     );
-    expect([...cautions].sort()).toEqual(['never_validated', 'open_objections', 'pre_release', 'stale_validation']);
+    expect([...cautions].sort()).toEqual([
+      'failed_validation',
+      'never_validated',
+      'open_objections',
+      'pre_release',
+      'stale_validation',
+    ]);
     expect(Object.values(shown).some((trust) => trust.verdict === 'do_not_use' && trust.preferredMetricId)).toBe(true);
   });
 
