@@ -83,7 +83,8 @@ export async function listMetricPageWithParts(
   const take = Math.trunc(page.take);
   const counted = known === undefined;
   const args: ListArgs = { ...filter, orgId, skip: page.skip };
-  const shape = `${fieldsKey(selected)}|${partsKey(parts)}|${filterKey(filter)}|${take}|${counted ? 'count' : ''}`;
+  const versioned = kept !== undefined;
+  const shape = `${fieldsKey(selected)}|${partsKey(parts)}|${filterKey(filter)}|${take}|${counted ? 'count' : ''}|${versioned ? 'v' : ''}`;
   // The page is cut from ids in name order first (the (org_id, name, id) index, read in order),
   // then its rows are read by id, with the page size written into the statement (an integer of
   // 1 to 100, one prepared statement per size in use). Planned once for any LIMIT (a generic
@@ -105,16 +106,24 @@ export async function listMetricPageWithParts(
       .innerJoin('metric as m', 'm.id', 'page.id')
       .select(fieldRefs(selected))
       .$if(counted, (query) => query.select(countQuery(filter, p).as('total')))
+      // The version these rows are of (same snapshot): a kept total is used with rows of its own version only.
+      .$if(versioned, (query) =>
+        query.select(
+          sql<string>`(SELECT o.metrics_version::text FROM organization o WHERE o.id = ${p.orgId}::uuid)`.as(
+            'rowsVersion',
+          ),
+        ),
+      )
       .orderBy('m.name')
       .orderBy('m.id');
-  let rows: (SelectedMetric & { total?: number | null })[];
+  let rows: (SelectedMetric & { total?: number | null; rowsVersion?: string })[];
   let partRows: Record<string, unknown>[];
   if (parts.length) {
     // Parts are joined to the page once it is cut (OFFSET/LIMIT), so they are read for its rows only.
     const withParts = await reader.query(
       shapes.statement(shape, args, (p) => {
         const extra = partsSql(parts);
-        return sql<SelectedMetric & { total?: number | null } & Record<string, unknown>>`
+        return sql<SelectedMetric & { total?: number | null; rowsVersion?: string } & Record<string, unknown>>`
             SELECT m.* ${extra.columns}
             FROM (${pageQuery(p).select('m.name as pageName')}) m ${extra.joins}
             ORDER BY m."pageName", m.id`;
@@ -125,6 +134,17 @@ export async function listMetricPageWithParts(
   } else {
     rows = await reader.query(shapes.statement(shape, args, pageQuery));
     partRows = [];
+  }
+  const rowsVersion = rows[0]?.rowsVersion;
+  if (versioned && rowsVersion !== undefined && rowsVersion !== kept?.version) {
+    // A write committed between the key lookup (which read the version) and this statement: the rows
+    // are newer than the kept total. Read the page with its own count, in one statement, keeping nothing.
+    if (!counted) return listMetricPageWithParts(reader, orgId, filter, page, fields, undefined, parts);
+    return {
+      rows: rows.map((row) => metricOf(row, selected)),
+      total: rows[0]?.total ?? 0,
+      partRows,
+    };
   }
   let total = known ?? rows[0]?.total ?? undefined;
   if (total === undefined || total === null) {

@@ -130,6 +130,8 @@ export async function applyRegistryDocument(
     if (!dryRun) {
       await lockRegistry(tx, orgId);
       await tx.$executeRawUnsafe(`SET LOCAL statement_timeout = ${APPLY_TIMEOUT_MS}`);
+      // Writes of this transaction are the apply's: they keep the applied_hash they set (see the migration).
+      await tx.$executeRawUnsafe(`SET LOCAL registry.apply = 'on'`);
     }
     const state = await readRegistryState(tx, orgId);
     const desired = desireDocument(document, state, planOptions);

@@ -127,6 +127,24 @@ function problemsOf(error: z.ZodError, prefix: readonly PropertyKey[] = []): Reg
   );
 }
 
+/**
+ * A metric's problems in the order its fields are written (zod reports them in
+ * the schema's order), those of fields left out last: the first problem is
+ * the first in the file.
+ */
+function inWrittenOrder(problems: RegistryProblem[], raw: unknown): RegistryProblem[] {
+  const written =
+    raw !== null && typeof raw === 'object' && !Array.isArray(raw) ? Object.keys(raw as Record<string, unknown>) : [];
+  const rank = (problem: RegistryProblem) => {
+    const index = written.indexOf(String(problem.path[2]));
+    return index < 0 ? written.length : index;
+  };
+  return problems
+    .map((problem, i) => ({ problem, i }))
+    .sort((a, b) => rank(a.problem) - rank(b.problem) || a.i - b.i)
+    .map(({ problem }) => problem);
+}
+
 /** The rules across metrics that a schema of one metric cannot see. */
 function crossChecks(metrics: RegistryMetric[]): RegistryProblem[] {
   const problems: RegistryProblem[] = [];
@@ -204,7 +222,7 @@ export function parseRegistryDocument(input: unknown): ParsedDocument {
         : raw;
     const parsed = metric.safeParse(withDefaults);
     if (parsed.success) metrics.push(parsed.data);
-    else problems.push(...problemsOf(parsed.error, ['metrics', m]));
+    else problems.push(...inWrittenOrder(problemsOf(parsed.error, ['metrics', m]), raw));
   });
   if (problems.length === 0) problems.push(...crossChecks(metrics));
   if (problems.length > 0) return { ok: false, problems };

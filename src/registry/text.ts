@@ -31,6 +31,35 @@ export function detectFormat(text: string, fileName?: string): DocumentFormat {
   return /^\s*[{[]/.test(text) ? 'json' : 'yaml';
 }
 
+/**
+ * The path of the first string (value or member name) holding U+0000, which
+ * PostgreSQL stores in neither text nor jsonb; null when there is none.
+ */
+function nulAt(value: unknown, path: PropertyKey[] = []): PropertyKey[] | null {
+  if (typeof value === 'string') return value.includes('\u0000') ? path : null;
+  if (value === null || typeof value !== 'object') return null;
+  const entries: [PropertyKey, unknown][] = Array.isArray(value)
+    ? value.map((item, i) => [i, item])
+    : Object.entries(value);
+  for (const [key, child] of entries) {
+    if (typeof key === 'string' && key.includes('\u0000')) return [...path, key];
+    const found = nulAt(child, [...path, key]);
+    if (found) return found;
+  }
+  return null;
+}
+
+/** A parsed document that holds a NUL is refused with the place. */
+function withoutNul(parsed: ParsedText): ParsedText {
+  if (!parsed.ok) return parsed;
+  const path = nulAt(parsed.value);
+  if (path === null) return parsed;
+  return {
+    ok: false,
+    problems: [{ message: `${parsed.locate(path) || '(document)'}: a NUL character (\\u0000) cannot be stored` }],
+  };
+}
+
 function jsonDepthOk(value: unknown, depth = 0): boolean {
   if (value === null || typeof value !== 'object') return true;
   if (depth >= MAX_DEPTH) return false;
@@ -56,10 +85,19 @@ function parseJson(text: string): ParsedText {
 }
 
 /** The problems of a YAML document that would make it more than plain data. */
-function unsafeYaml(document: Document, lines: LineCounter): TextProblem[] {
+function unsafeYaml(document: Document, lines: LineCounter, text: string): TextProblem[] {
   const problems: TextProblem[] = [];
-  const report = (node: { range?: [number, number, number] | null } | null | undefined, message: string) => {
-    const offset = node?.range?.[0];
+  /** `marker`: an anchor or tag written before the node, whose place is the marker's, not the value's. */
+  const report = (
+    node: { range?: [number, number, number] | null } | null | undefined,
+    message: string,
+    marker?: string,
+  ) => {
+    let offset = node?.range?.[0];
+    if (offset !== undefined && marker !== undefined) {
+      const at = text.lastIndexOf(marker, offset);
+      if (at >= 0) offset = at;
+    }
     const position = offset === undefined ? undefined : lines.linePos(offset);
     problems.push({ message, line: position?.line, column: position?.col });
   };
@@ -72,9 +110,9 @@ function unsafeYaml(document: Document, lines: LineCounter): TextProblem[] {
       if (isScalar(pair.key) && pair.key.value === '<<') report(pair.key, 'merge keys (<<) are not allowed');
     },
     Node(_key, node, path) {
-      if (node.anchor) report(node, `anchors (&${node.anchor}) are not allowed`);
+      if (node.anchor) report(node, `anchors (&${node.anchor}) are not allowed`, `&${node.anchor}`);
       // The composer sets `tag` only for a tag written in the source.
-      if (node.tag) report(node, `tags (${node.tag}) are not allowed`);
+      if (node.tag) report(node, `tags (${node.tag}) are not allowed`, '!');
       if (isCollection(node) && path.filter((step) => isCollection(step)).length >= MAX_DEPTH) {
         report(node, `nested deeper than ${MAX_DEPTH} levels`);
         return visit.BREAK;
@@ -107,7 +145,7 @@ function parseYaml(text: string): ParsedText {
     return { message: message.replace(/ at line \d+, column \d+:?$/, ''), line, column: col };
   });
   if (fromErrors.length > 0) return { ok: false, problems: fromErrors };
-  const unsafe = unsafeYaml(document, lines);
+  const unsafe = unsafeYaml(document, lines, text);
   if (unsafe.length > 0) return { ok: false, problems: unsafe };
   const value = document.toJS({ maxAliasCount: 0 });
   const locate = (path: readonly PropertyKey[]): string => {
@@ -128,5 +166,5 @@ function parseYaml(text: string): ParsedText {
 /** Parses a document's text in the format given or detected. */
 export function parseDocumentText(text: string, format: DocumentFormat): ParsedText {
   if (text.includes('\u0000')) return { ok: false, problems: [{ message: 'the document contains a NUL character' }] };
-  return format === 'json' ? parseJson(text) : parseYaml(text);
+  return withoutNul(format === 'json' ? parseJson(text) : parseYaml(text));
 }

@@ -16,12 +16,16 @@ export const MAX_VALIDATION_RESULTS = 1000;
 const MAX_DETAILS = 10_000;
 const MAX_SOURCE = 200;
 
+/** PostgreSQL stores U+0000 in no text column. */
+const storable = (text: z.ZodString) =>
+  text.refine((value) => !value.includes('\u0000'), 'must not contain a NUL character');
+
 const result = z.strictObject({
-  metric_key: z.string().min(1).max(128),
+  metric_key: storable(z.string().min(1).max(128)),
   ran_at: timestamp,
   status: z.enum(ValidationStatus),
-  details: z.string().max(MAX_DETAILS, `at most ${MAX_DETAILS} characters`).default(''),
-  source: z.string().max(MAX_SOURCE, `at most ${MAX_SOURCE} characters`).default(''),
+  details: storable(z.string().max(MAX_DETAILS, `at most ${MAX_DETAILS} characters`)).default(''),
+  source: storable(z.string().max(MAX_SOURCE, `at most ${MAX_SOURCE} characters`)).default(''),
 });
 
 export const validationBatch = z.strictObject({

@@ -1016,3 +1016,89 @@ describe('search and lists follow at once', () => {
     expect(await searchIds(org, 'logo attrition')).not.toContain(id);
   });
 });
+
+// An operator's SQL, a restore or another tool can change the registry behind the apply's back, as
+// test/rest/conditional-get.test.ts does to the read routes: the document is still the truth, and
+// a dry run (the HTTP form of --check) must see the drift, and an apply must repair it.
+describe('drift made behind the service’s back', () => {
+  async function appliedWithGovernance(org: TeamOrg) {
+    const document = doc(org.slug, [
+      docMetric('m', {
+        versions: [{ definition_version: '1.0.0', status: 'released', released_at: '2026-01-01T00:00:00Z' }],
+        relationships: [{ kind: 'related_to', target: 'other' }],
+      }),
+      docMetric('other'),
+    ]);
+    await applied(org, document);
+    return document;
+  }
+
+  it('a column changed with SQL: the dry run reports it, the apply restores it', async () => {
+    const org = await newTeamOrg(prisma());
+    const document = await appliedWithGovernance(org);
+    await prisma().$executeRaw`UPDATE metric SET description = 'Edited by hand.' WHERE id = ${idOf(org, 'm')}::uuid`;
+    expect((await applied(org, document, 'dry_run=true')).plan).toContainEqual({
+      key: 'm',
+      result: 'updated',
+      changed_fields: ['description'],
+    });
+    await applied(org, document);
+    expect((await detail(org, 'm')).metric.description).toBe('About m.');
+  });
+
+  it('a version deleted with SQL: reported and put back', async () => {
+    const org = await newTeamOrg(prisma());
+    const document = await appliedWithGovernance(org);
+    await prisma().$executeRaw`DELETE FROM metric_version WHERE metric_id = ${idOf(org, 'm')}::uuid`;
+    expect((await applied(org, document, 'dry_run=true')).plan).toContainEqual({
+      key: 'm',
+      result: 'updated',
+      changed_fields: ['versions'],
+    });
+    await applied(org, document);
+    expect((await detail(org, 'm')).versionHistory).toHaveLength(1);
+  });
+
+  it('a relationship deleted with SQL: reported and put back', async () => {
+    const org = await newTeamOrg(prisma());
+    const document = await appliedWithGovernance(org);
+    await prisma().$executeRaw`DELETE FROM metric_relationship WHERE metric_id = ${idOf(org, 'm')}::uuid`;
+    expect((await applied(org, document, 'dry_run=true')).plan).toContainEqual({
+      key: 'm',
+      result: 'updated',
+      changed_fields: ['relationships'],
+    });
+    await applied(org, document);
+    expect((await detail(org, 'm')).relationships).toHaveLength(1);
+  });
+});
+
+describe('what a relationship change shows on its target', () => {
+  it('adding `supersedes` changes the target’s contract (trust) and its ETag', async () => {
+    const org = await newTeamOrg(prisma());
+    const metrics = [
+      docMetric('new_nrr', { lifecycle_status: 'RELEASED' }),
+      docMetric('old_nrr', { lifecycle_status: 'RELEASED' }),
+    ];
+    await applied(org, doc(org.slug, metrics));
+    const url = `/api/v1/metrics/${idOf(org, 'old_nrr')}/contract`;
+    const before = await etag(url, org.key);
+    const plan = await applied(
+      org,
+      doc(org.slug, [
+        { ...metrics[0], relationships: [{ kind: 'supersedes', target: 'old_nrr' }] } as DocMetric,
+        metrics[1] as DocMetric,
+      ]),
+    );
+    expect(plan.plan).toEqual([
+      { key: 'new_nrr', result: 'updated', changed_fields: ['relationships'] },
+      { key: 'old_nrr', result: 'unchanged', changed_fields: [] },
+    ]);
+    expect(await etag(url, org.key)).not.toBe(before);
+    expect((await contract(org, 'old_nrr')).trust).toEqual({
+      verdict: 'do_not_use',
+      reasons: ['superseded'],
+      preferred_metric_id: idOf(org, 'new_nrr'),
+    });
+  });
+});
