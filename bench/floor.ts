@@ -136,7 +136,7 @@ const CONTRACT_SQL = `SELECT m.id, m.name, m.bd_included, m.bd_excluded, m.bd_ti
      JOIN metric o ON o.id = r.metric_id AND o.org_id = m.org_id
      WHERE NOT r.metric_id = ANY(c.path) AND c.depth < 32)
    SELECT id::text FROM chain WHERE depth > 0 ORDER BY depth DESC, id LIMIT 1) AS superseding_id,
-  v.last_validated_at AS validated_at
+  v.last_validated_at AS validated_at, v.last_failed
 FROM metric m
 CROSS JOIN LATERAL (SELECT count(*)::int AS challenges_count, (count(*) FILTER (WHERE status = 'open'))::int AS open_challenges_count
   FROM challenge WHERE metric_id = m.id) c
@@ -146,7 +146,8 @@ CROSS JOIN LATERAL (SELECT count(*)::int AS thread_count, bool_or(intent IN ('ob
   max(created_at) AS last_thread_at FROM thread WHERE metric_id = m.id) t
 CROSS JOIN LATERAL (SELECT count(*)::int AS message_count, max(created_at) AS last_message_at
   FROM message WHERE metric_id = m.id AND deleted_at IS NULL) g
-CROSS JOIN LATERAL (SELECT max(ran_at) AS last_validated_at FROM validation WHERE metric_id = m.id) v
+LEFT JOIN LATERAL (SELECT ran_at AS last_validated_at, status = 'failed' AS last_failed FROM validation
+  WHERE metric_id = m.id ORDER BY ran_at DESC, status DESC LIMIT 1) v ON TRUE
 LEFT JOIN LATERAL (SELECT id, definition_version, released_at FROM metric_version
   WHERE metric_id = m.id AND status IN ('released', 'approved') ORDER BY released_at DESC NULLS LAST, id LIMIT 1) cv ON TRUE
 WHERE m.id = $1 AND m.org_id = $2`;
@@ -190,11 +191,9 @@ function trust(r: Row) {
   const cautions = [
     ...(['APPROVED', 'RELEASED'].includes(r.lifecycle as string) ? [] : ['pre_release']),
     ...((r.open_objections_count as number) > 0 ? ['open_objections'] : []),
-    ...(validatedAt === null
-      ? ['never_validated']
-      : Date.now() - validatedAt.getTime() > STALE_VALIDATION_MS
-        ? ['stale_validation']
-        : []),
+    ...(validatedAt === null ? ['never_validated'] : []),
+    ...(r.last_failed === true ? ['failed_validation'] : []),
+    ...(validatedAt !== null && Date.now() - validatedAt.getTime() > STALE_VALIDATION_MS ? ['stale_validation'] : []),
     ...(r.conflicting ? ['conflicting_definition'] : []),
   ];
   return { verdict: cautions.length ? 'use_with_caution' : 'use', reasons: cautions, preferred_metric_id: null };

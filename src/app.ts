@@ -189,7 +189,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(mcpRoutes, { access, config });
 
   const yoga = createGraphqlServer(app.log, { errorDetails: config.graphqlErrorDetails === true });
-  const graphiqlPage = (await graphiqlAssets()).page;
   app.route({
     url: '/graphql',
     method: ['GET', 'POST', 'OPTIONS'],
@@ -198,7 +197,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       // back with credentials. The page is a static file, counted in the client's throttle.
       if (wantsGraphiql(request)) {
         await throttleClient(access, request, reply);
-        return sendAsset(request, reply, graphiqlPage);
+        return sendAsset(request, reply, (await graphiqlAssets()).page);
       }
       // A session cookie is honoured only from this origin: a page elsewhere gets no data
       // through a signed-in browser (a bearer key is no ambient credential).

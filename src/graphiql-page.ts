@@ -8,6 +8,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { GraphiQLOptions } from 'graphql-yoga';
+import { errors } from './errors.js';
 import { pageHeaders } from './http/page-headers.js';
 import { type AccessDeps, throttleClient } from './http/request-auth.js';
 import { IMMUTABLE, REVALIDATE, type StaticAsset, sendAsset, staticAsset } from './http/static-assets.js';
@@ -158,7 +159,12 @@ async function buildAssets(endpoint: string): Promise<GraphiqlAssets> {
 
 let assets: Promise<GraphiqlAssets> | undefined;
 
-/** Built once per process (about 9 MB of bundle; every app of a test run shares it). */
+/**
+ * Built once per process, on the first request for the page or a file of it
+ * (about 9 MB of bundle, and its compressed forms once asked for): an
+ * instance that never serves GraphiQL never holds it. Every app of a test run
+ * shares it.
+ */
 export function graphiqlAssets(endpoint = '/graphql'): Promise<GraphiqlAssets> {
   assets ??= buildAssets(endpoint);
   assets.catch(() => {
@@ -169,9 +175,12 @@ export function graphiqlAssets(endpoint = '/graphql'): Promise<GraphiqlAssets> {
 
 /** The page's versioned files, each counted in the client's throttle. */
 export async function graphiqlRoutes(app: FastifyInstance, { access }: { access: AccessDeps }) {
-  const { files } = await graphiqlAssets();
   app.addHook('onRequest', async (request, reply) => {
     await throttleClient(access, request, reply);
   });
-  for (const [path, asset] of files) app.get(path, (request, reply) => sendAsset(request, reply, asset));
+  app.get(`${GRAPHIQL_ASSETS_PATH}/*`, async (request, reply) => {
+    const asset = (await graphiqlAssets()).files.get(request.url.split('?')[0] ?? '');
+    if (!asset) return reply.status(404).send(errors.notFound.body);
+    return sendAsset(request, reply, asset);
+  });
 }

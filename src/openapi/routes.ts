@@ -9,6 +9,7 @@
  */
 import scalarApiReference from '@scalar/fastify-api-reference';
 import Fastify, { type FastifyInstance } from 'fastify';
+import { errors } from '../errors.js';
 import { pageHeaders } from '../http/page-headers.js';
 import { type AccessDeps, throttleClient } from '../http/request-auth.js';
 import { IMMUTABLE, REVALIDATE, type StaticAsset, sendAsset, staticAsset } from '../http/static-assets.js';
@@ -77,7 +78,11 @@ function docsPage(scriptPath: string): string {
 
 let assets: Promise<DocsAssets> | undefined;
 
-/** Rendered once per process (the script is 5 MB; every app of a test run shares it). */
+/**
+ * Rendered once per process, on the first request for /docs or its script
+ * (the script is 5 MB): an instance that never serves the reference never
+ * holds it. Every app of a test run shares it.
+ */
 function docsAssets(): Promise<DocsAssets> {
   assets ??= scalarScript().then((script) => {
     const versionedScript = staticAsset(script, 'application/javascript; charset=utf-8', IMMUTABLE);
@@ -99,7 +104,6 @@ function docsAssets(): Promise<DocsAssets> {
 let documentAsset: StaticAsset | undefined;
 
 export async function openApiRoutes(app: FastifyInstance, { access }: { access: AccessDeps }) {
-  const docs = await docsAssets();
   documentAsset ??= staticAsset(JSON.stringify(openApiDocument()), 'application/json; charset=utf-8', REVALIDATE);
   const document = documentAsset;
 
@@ -107,8 +111,13 @@ export async function openApiRoutes(app: FastifyInstance, { access }: { access: 
     await throttleClient(access, request, reply);
   });
   app.get(OPENAPI_PATH, (request, reply) => sendAsset(request, reply, document));
-  app.get(DOCS_PATH, (request, reply) => sendAsset(request, reply, docs.page));
+  app.get(DOCS_PATH, async (request, reply) => sendAsset(request, reply, (await docsAssets()).page));
   app.get(`${DOCS_PATH}/`, (_request, reply) => reply.redirect(DOCS_PATH, 301));
-  app.get(DOCS_SCRIPT_PATH, (request, reply) => sendAsset(request, reply, docs.script));
-  app.get(docs.versionedScriptPath, (request, reply) => sendAsset(request, reply, docs.versionedScript));
+  app.get(DOCS_SCRIPT_PATH, async (request, reply) => sendAsset(request, reply, (await docsAssets()).script));
+  // The versioned script's address carries its hash: any other name under /docs/js/ is not found.
+  app.get(`${DOCS_PATH}/js/:file`, async (request, reply) => {
+    const docs = await docsAssets();
+    if (request.url.split('?')[0] !== docs.versionedScriptPath) return reply.status(404).send(errors.notFound.body);
+    return sendAsset(request, reply, docs.versionedScript);
+  });
 }
