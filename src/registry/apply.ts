@@ -10,6 +10,7 @@
  * triggers on the rows written (see the migrations): the apply only writes
  * what changed.
  */
+import { setTimeout } from 'node:timers/promises';
 import { Prisma, type PrismaClient } from '../generated/prisma/client.js';
 import type { RegistryDocument } from './document.js';
 import { lockRegistry } from './lock.js';
@@ -32,6 +33,21 @@ export interface ApplyOutcome {
 
 /** Rows a statement carries at most: one JSON parameter of about a megabyte. */
 const CHUNK = 1000;
+
+/**
+ * After each statement of its writes, an apply waits as long as the statement
+ * took: it takes at most about half of the database's time while it runs,
+ * and the reads of every tenant beside it keep the rest. A large apply takes
+ * about twice as long; an apply of a few changes is one or two statements.
+ */
+const WRITE_PACE = 1;
+
+async function paced<T>(statement: () => Promise<T>): Promise<T> {
+  const started = performance.now();
+  const result = await statement();
+  await setTimeout((performance.now() - started) * WRITE_PACE);
+  return result;
+}
 
 /** A large apply is many statements; the pool's statement_timeout is meant for reads. */
 const APPLY_TIMEOUT_MS = 300_000;
@@ -72,9 +88,11 @@ async function insertRows(tx: Tx, table: string, rows: readonly Row[]): Promise<
     .map((field) => `"${column(field)}"`)
     .join(', ');
   for (const chunk of chunks(rows)) {
-    await tx.$executeRawUnsafe(
-      `INSERT INTO "${table}" (${columns}) SELECT ${columns} FROM jsonb_populate_recordset(NULL::"${table}", $1::jsonb)`,
-      rowJson(chunk),
+    await paced(() =>
+      tx.$executeRawUnsafe(
+        `INSERT INTO "${table}" (${columns}) SELECT ${columns} FROM jsonb_populate_recordset(NULL::"${table}", $1::jsonb)`,
+        rowJson(chunk),
+      ),
     );
   }
 }
@@ -86,17 +104,19 @@ async function updateMetrics(tx: Tx, rows: readonly Row[]): Promise<void> {
   const fields = Object.keys(first).filter((field) => !['id', 'orgId', 'createdAt'].includes(field));
   const columns = fields.map((field) => `"${column(field)}"`);
   for (const chunk of chunks(rows)) {
-    await tx.$executeRawUnsafe(
-      `UPDATE "metric" AS m SET (${columns.join(', ')}) = (${columns.map((c) => `r.${c}`).join(', ')})
+    await paced(() =>
+      tx.$executeRawUnsafe(
+        `UPDATE "metric" AS m SET (${columns.join(', ')}) = (${columns.map((c) => `r.${c}`).join(', ')})
        FROM jsonb_populate_recordset(NULL::"metric", $1::jsonb) AS r WHERE m."id" = r."id"`,
-      rowJson(chunk),
+        rowJson(chunk),
+      ),
     );
   }
 }
 
 async function deleteWhere(tx: Tx, table: string, key: string, ids: readonly string[]): Promise<void> {
   for (const chunk of chunks(ids)) {
-    await tx.$executeRawUnsafe(`DELETE FROM "${table}" WHERE "${key}" = ANY($1::uuid[])`, chunk);
+    await paced(() => tx.$executeRawUnsafe(`DELETE FROM "${table}" WHERE "${key}" = ANY($1::uuid[])`, chunk));
   }
 }
 
