@@ -263,7 +263,7 @@ function reportError(error: unknown, command: Command, deps: CliDeps): number {
   if (error instanceof CommandRejected) {
     deps.err(error.heading);
     for (const line of error.lines) deps.err(`  ${line}`);
-    return 1;
+    return error.exitCode;
   }
   if (error instanceof FixtureError) {
     deps.err('Fixture rejected, nothing was written:');

@@ -60,9 +60,12 @@ async function applySource(
 ): Promise<number> {
   const check = values.check === true;
   const dryRun = check || values['dry-run'] === true;
+  const rejectedCode = check ? 2 : 1;
   const organization = await resolveOrganization(client, requiredString(values, 'org'));
   const source = readRegistrySource(text, { ...options, organization: organization.slug });
-  if (!source.ok) throw new CommandRejected(options.format === 'registry' ? REJECTED : IMPORT_REJECTED, source.lines);
+  if (!source.ok) {
+    throw new CommandRejected(options.format === 'registry' ? REJECTED : IMPORT_REJECTED, source.lines, rejectedCode);
+  }
   const named = source.document.organization;
   if (named !== organization.slug && named !== organization.id) {
     throw new UsageError(`the document is for organization "${named}", not ${organization.slug}`);
@@ -74,7 +77,7 @@ async function applySource(
       prune: values.prune === true,
     });
   } catch (error) {
-    if (error instanceof RegistryError) throw new CommandRejected(REJECTED, error.lines(source.locate));
+    if (error instanceof RegistryError) throw new CommandRejected(REJECTED, error.lines(source.locate), rejectedCode);
     throw error;
   }
   deps.out(`Plan for organization ${organization.slug}${dryRun ? ' (nothing written)' : ''}:`);
@@ -217,7 +220,8 @@ export const REGISTRY_COMMANDS: Record<string, Command> = {
     usage: 'registry:apply --org ORG FILE [--dry-run] [--prune] [--check]',
     summary:
       'make the registry match a registry document (YAML or JSON; FILE - reads standard input) and print the plan; ' +
-      '--dry-run writes nothing; --check writes nothing and exits 1 when the registry differs from the document',
+      '--dry-run writes nothing; --check writes nothing and exits 0 when the registry matches the document, ' +
+      '1 when it differs, 2 when the document is refused',
     options: APPLY_OPTIONS,
     positionals: 1,
     async run({ values, positionals: [file = ''], prisma, deps }) {
@@ -250,15 +254,14 @@ export const REGISTRY_COMMANDS: Record<string, Command> = {
         throw new UsageError(`--${applyOnly[0]} goes with --apply`);
       }
       const text = await readDocumentText(file, deps);
-      const client = await prisma();
-      const organization = await resolveOrganization(client, requiredString(values, 'org'));
       const options = {
         format: from,
         syntax: detectFormat(text, file === '-' ? undefined : file),
         defaultLifecycle: lifecycle as LifecycleStatus | undefined,
       } as const;
-      if (values.apply === true) return applySource(text, options, values, client, deps);
-      const source = readRegistrySource(text, { ...options, organization: organization.slug });
+      if (values.apply === true) return applySource(text, options, values, await prisma(), deps);
+      // Printing is a translation: no database is opened (the embedded one may be the server's).
+      const source = readRegistrySource(text, { ...options, organization: requiredString(values, 'org') });
       if (!source.ok) throw new CommandRejected(IMPORT_REJECTED, source.lines);
       deps.out(stringify(source.input, { lineWidth: 0 }).trimEnd());
       return 0;

@@ -38,6 +38,8 @@ export class CommandRejected extends Error {
   constructor(
     readonly heading: string,
     readonly lines: readonly string[],
+    /** 1 unless said; `--check` gives 2, so that CI tells a broken document from drift (1) */
+    readonly exitCode = 1,
   ) {
     super(heading);
   }

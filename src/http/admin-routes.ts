@@ -18,6 +18,7 @@ import {
 import { AGENT_CONTRACT_SCOPES, isAgentContractPair } from '../auth/scopes.js';
 import type { Principal } from '../context.js';
 import { badRequest, errors, HttpError } from '../errors.js';
+import { storableText, UNSTORABLE_TEXT } from '../metric/input.js';
 import { rejectCrossOrigin } from './cross-origin.js';
 import { clientErrorHandler } from './error-reply.js';
 import { firstHeader } from './headers.js';
@@ -34,8 +35,16 @@ const ADMIN_ROLES: ReadonlySet<string> = new Set(['owner', 'admin']);
 /** Largest value of the `rate_limit_per_minute` column (PostgreSQL integer). */
 const MAX_RATE_LIMIT = 2_147_483_647;
 
+/** A credential's name: shown in listings and audit, stored as text. */
+const credentialName = z
+  .string()
+  .trim()
+  .min(1, 'name must not be empty')
+  .max(200, 'name must be at most 200 characters')
+  .refine(storableText, `name ${UNSTORABLE_TEXT}`);
+
 export const createKeyBody = z.strictObject({
-  name: z.string().trim().min(1, 'name must not be empty').max(200, 'name must be at most 200 characters'),
+  name: credentialName,
   scopes: z
     .array(z.string())
     .refine(isAgentContractPair, `scopes must be exactly ${AGENT_CONTRACT_SCOPES.join(' and ')}`)
@@ -51,7 +60,7 @@ export const createKeyBody = z.strictObject({
 });
 
 export const createServiceTokenBody = z.strictObject({
-  name: z.string().trim().min(1, 'name must not be empty').max(200, 'name must be at most 200 characters'),
+  name: credentialName,
   scopes: z.array(z.string().max(64)).min(1, 'scopes must name at least one scope').max(8),
 });
 

@@ -18,6 +18,17 @@ const CONTROL_CHARACTER = /(?![\t\n\r])\p{Cc}/u;
 const UNPAIRED_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /**
+ * Whether PostgreSQL can store `text`: no NUL (text and jsonb refuse it) and
+ * no unpaired surrogate (not UTF-16, so not UTF-8 either). What a write
+ * accepts; other control characters are a reader's business, not storage's.
+ */
+export function storableText(text: string): boolean {
+  return !text.includes('\u0000') && !UNPAIRED_SURROGATE.test(text);
+}
+
+export const UNSTORABLE_TEXT = 'must not contain a NUL character or an unpaired surrogate (it cannot be stored)';
+
+/**
  * The error for a text input (`name` as the caller spelt it) holding a
  * control character or an unpaired surrogate, else null: every text input
  * of every transport goes through it before anything is read.

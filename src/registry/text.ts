@@ -8,6 +8,7 @@
  */
 import { type Document, isCollection, isNode, isScalar, LineCounter, parseDocument, visit } from 'yaml';
 import { formatIssuePath } from '../fixtures/schema.js';
+import { storableText, UNSTORABLE_TEXT } from '../metric/input.js';
 
 export type DocumentFormat = 'json' | 'yaml';
 
@@ -32,32 +33,29 @@ export function detectFormat(text: string, fileName?: string): DocumentFormat {
 }
 
 /**
- * The path of the first string (value or member name) holding U+0000, which
- * PostgreSQL stores in neither text nor jsonb; null when there is none.
+ * The path of the first string (value or member name) that cannot be stored
+ * ({@link storableText}); null when there is none.
  */
-function nulAt(value: unknown, path: PropertyKey[] = []): PropertyKey[] | null {
-  if (typeof value === 'string') return value.includes('\u0000') ? path : null;
+function unstorableAt(value: unknown, path: PropertyKey[] = []): PropertyKey[] | null {
+  if (typeof value === 'string') return storableText(value) ? null : path;
   if (value === null || typeof value !== 'object') return null;
   const entries: [PropertyKey, unknown][] = Array.isArray(value)
     ? value.map((item, i) => [i, item])
     : Object.entries(value);
   for (const [key, child] of entries) {
-    if (typeof key === 'string' && key.includes('\u0000')) return [...path, key];
-    const found = nulAt(child, [...path, key]);
+    if (typeof key === 'string' && !storableText(key)) return [...path, key];
+    const found = unstorableAt(child, [...path, key]);
     if (found) return found;
   }
   return null;
 }
 
-/** A parsed document that holds a NUL is refused with the place. */
-function withoutNul(parsed: ParsedText): ParsedText {
+/** A parsed document holding text that cannot be stored is refused with the place. */
+function storable(parsed: ParsedText): ParsedText {
   if (!parsed.ok) return parsed;
-  const path = nulAt(parsed.value);
+  const path = unstorableAt(parsed.value);
   if (path === null) return parsed;
-  return {
-    ok: false,
-    problems: [{ message: `${parsed.locate(path) || '(document)'}: a NUL character (\\u0000) cannot be stored` }],
-  };
+  return { ok: false, problems: [{ message: `${parsed.locate(path) || '(document)'}: ${UNSTORABLE_TEXT}` }] };
 }
 
 function jsonDepthOk(value: unknown, depth = 0): boolean {
@@ -123,7 +121,18 @@ function unsafeYaml(document: Document, lines: LineCounter, text: string): TextP
   return problems;
 }
 
+/** The parser and its walks recurse once a level: a document nested far deeper than MAX_DEPTH overflows the stack. */
 function parseYaml(text: string): ParsedText {
+  try {
+    return parseYamlDocument(text);
+  } catch (error) {
+    if (error instanceof RangeError)
+      return { ok: false, problems: [{ message: `nested deeper than ${MAX_DEPTH} levels` }] };
+    throw error;
+  }
+}
+
+function parseYamlDocument(text: string): ParsedText {
   const lines = new LineCounter();
   const document = parseDocument(text, {
     lineCounter: lines,
@@ -144,6 +153,10 @@ function parseYaml(text: string): ParsedText {
           : (error.message.split('\n')[0] ?? error.code);
     return { message: message.replace(/ at line \d+, column \d+:?$/, ''), line, column: col };
   });
+  // The parser reports its own stack overflow as a document error: the nesting is what is wrong.
+  if (fromErrors.some((problem) => /call stack/i.test(problem.message))) {
+    return { ok: false, problems: [{ message: `nested deeper than ${MAX_DEPTH} levels` }] };
+  }
   if (fromErrors.length > 0) return { ok: false, problems: fromErrors };
   const unsafe = unsafeYaml(document, lines, text);
   if (unsafe.length > 0) return { ok: false, problems: unsafe };
@@ -166,5 +179,5 @@ function parseYaml(text: string): ParsedText {
 /** Parses a document's text in the format given or detected. */
 export function parseDocumentText(text: string, format: DocumentFormat): ParsedText {
   if (text.includes('\u0000')) return { ok: false, problems: [{ message: 'the document contains a NUL character' }] };
-  return withoutNul(format === 'json' ? parseJson(text) : parseYaml(text));
+  return storable(format === 'json' ? parseJson(text) : parseYaml(text));
 }

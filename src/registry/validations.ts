@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { timestamp } from '../fixtures/schema.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { ValidationStatus } from '../generated/prisma/enums.js';
+import { storableText, UNSTORABLE_TEXT } from '../metric/input.js';
 import { uuidV5 } from '../uuid.js';
 import { lockRegistry } from './lock.js';
 import { RegistryError } from './registry-error.js';
@@ -16,13 +17,17 @@ export const MAX_VALIDATION_RESULTS = 1000;
 const MAX_DETAILS = 10_000;
 const MAX_SOURCE = 200;
 
-/** PostgreSQL stores U+0000 in no text column. */
-const storable = (text: z.ZodString) =>
-  text.refine((value) => !value.includes('\u0000'), 'must not contain a NUL character');
+const storable = (text: z.ZodString) => text.refine(storableText, UNSTORABLE_TEXT);
+
+/** Clocks differ a little; evidence from further ahead would keep a verdict fresh for as long as it lies. */
+const MAX_FUTURE_MS = 60 * 60 * 1000;
 
 const result = z.strictObject({
   metric_key: storable(z.string().min(1).max(128)),
-  ran_at: timestamp,
+  ran_at: timestamp.refine(
+    (ranAt) => new Date(ranAt).getTime() <= Date.now() + MAX_FUTURE_MS,
+    'must not be more than an hour in the future',
+  ),
   status: z.enum(ValidationStatus),
   details: storable(z.string().max(MAX_DETAILS, `at most ${MAX_DETAILS} characters`)).default(''),
   source: storable(z.string().max(MAX_SOURCE, `at most ${MAX_SOURCE} characters`)).default(''),
