@@ -43,6 +43,8 @@ const SYNTHETIC: Record<string, [string, string, string]> = {
 
 describe.skipIf(!hasFixtures)('dbt manifests of shared/fixtures/dbt', () => {
   describe.each(['synthetic-legacy', 'synthetic-latest'])('%s', (file) => {
+    // A skipped suite is still collected: read nothing where the shared fixtures are absent.
+    if (!hasFixtures) return;
     const manifest = readManifest(`${file}.semantic_manifest.json`);
     const document = importDbtManifest(manifest, { organization: 'acme' });
     const metrics = byKey(document.metrics);
