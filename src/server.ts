@@ -11,7 +11,7 @@ import { buildApp } from './app.js';
 import { hashSecret } from './auth/secrets.js';
 import { databaseTarget } from './db/adapter.js';
 import { openDatabase } from './db/client.js';
-import { demoAsOf, demoRefusal, shouldLoadDemo } from './demo.js';
+import { demoAsOf, demoRefusal, isLoopbackHost, shouldLoadDemo } from './demo.js';
 import { env } from './env.js';
 import { loadFixture } from './fixtures/load.js';
 import { createMetrics, startMetricsServer } from './http/metrics.js';
@@ -77,8 +77,21 @@ const demoInput = {
  * agent key printed on every start with a warning.
  */
 async function demoRegistry(): Promise<{ key: string | null } | null> {
-  if (!shouldLoadDemo(demoInput)) return null;
   const fixture = JSON.parse(readFileSync(demoFixture, 'utf8')) as DemoFixture;
+  if (!shouldLoadDemo(demoInput)) {
+    // Loaded by an earlier start, the demo's public keys and session would be served here too: an
+    // instance reachable from elsewhere (behind a proxy, or on another address) refuses to start.
+    const demoId = fixture.organizations[0]?.id;
+    const exposed = env.TRUST_PROXY !== false || (!isLoopbackHost(env.HOST) && env.DEMO !== true);
+    if (exposed && demoId && (await database.prisma.organization.findUnique({ where: { id: demoId } }))) {
+      cannotStart(
+        databaseSetting,
+        'it holds the demo registry, whose API keys and sessions are public; it is served on a loopback HOST ' +
+          'without TRUST_PROXY only (start with another DATA_DIR, or delete this one)',
+      );
+    }
+    return null;
+  }
   if ((await database.prisma.organization.count()) === 0) {
     await loadFixture(database.prisma, demoAsOf(fixture, new Date()));
   }

@@ -7,7 +7,8 @@
  * pid, refuses the second opener with a clear message instead; a lock left by
  * a process that is gone is taken over.
  */
-import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { dirname } from 'node:path';
 
 export class DatabaseInUseError extends Error {
   override readonly name = 'DatabaseInUseError';
@@ -44,6 +45,8 @@ function readOwner(path: string): Owner | null {
  */
 export function claimEmbeddedDatabase(dataDir: string, command: string): () => void {
   const path = `${dataDir}.lock`;
+  // A fresh clone has no DATA_DIR yet: the lock is the first thing written into it.
+  mkdirSync(dirname(path), { recursive: true });
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       const fd = openSync(path, 'wx');

@@ -294,7 +294,8 @@ export function createMcpServer(deps: ToolDeps): McpServer {
         }
         const result = await runOperation(MetricContractDocument, { id, summary: args.summary === true }, ctx);
         // As the contract route: supporting reads degrade in the envelope; only a failed metric read fails.
-        if (result.errors.some((error) => error.path?.length === 1) || (result.errors.length && !result.data)) {
+        // A non-null field that failed (the trust verdict) nulls the metric: a failed read, not a missing metric.
+        if (result.errors.some((error) => error.path?.length === 1) || (result.errors.length && !result.data?.metric)) {
           dataOf({ data: null, errors: result.errors });
         }
         if (result.errors.length) {

@@ -328,7 +328,8 @@ function buildPaths() {
             },
             'application/yaml': {
               schema: registryBody,
-              examples: { default: { summary: 'The same document as YAML', value: registryDocumentYaml } },
+              // An example's value is the data (tools write it out as YAML); the YAML text is in the description.
+              examples: { default: { summary: 'The same document, sent as YAML', value: registryDocumentExample } },
             },
           },
         },

@@ -33,8 +33,10 @@ export const scalarConfiguration = {
   // The developer toolbar (share/upload, SDK and MCP generation, deploy and its waitlist).
   showDeveloperTools: 'never',
   mcp: { disabled: true },
-  // The "Test request" client sends straight to this service, never through Scalar's proxy.
-  hideClientButton: false,
+  // "Open API Client" is a link to Scalar's hosted client (client.scalar.com) with this document's URL.
+  hideClientButton: true,
+  // Every other link to Scalar's sites ("Powered by Scalar"): the page stays inside the product.
+  customCss: 'a[href*="scalar.com"] { display: none !important; }',
 } as const;
 
 interface DocsAssets {

@@ -231,8 +231,10 @@ export async function restRoutes(app: FastifyInstance, deps: RestDeps) {
       { id, summary },
       metricContext(principal, id, CONTRACT.plan, ahead),
     );
-    // Supporting reads degrade (envelopes.ts); only a failed metric read is fatal.
-    const metricFailed = result.errors.some((error) => error.path?.length === 1);
+    // Supporting reads degrade (envelopes.ts); only a failed metric read is fatal. A non-null field
+    // that failed (the trust verdict) nulls the metric itself: that is a failed read, not a missing metric.
+    const metricFailed =
+      result.errors.some((error) => error.path?.length === 1) || (!result.data?.metric && result.errors.length > 0);
     failIfErrors(request, result, metricFailed);
     if (!result.data?.metric) throw new HttpError(errors.metricNotFound);
     const { body, headers } = contractEnvelope(result.data.metric);

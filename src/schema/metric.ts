@@ -163,35 +163,63 @@ export const MetricRef = builder.objectRef<SelectedMetric>('Metric').implement({
     }),
 
     // Agent contract
-    businessDefinition: t.field({ type: BusinessDefinitionRef, resolve: (metric) => metric }),
+    businessDefinition: t.field({
+      type: BusinessDefinitionRef,
+      description: CONTRACT_SCOPE_NOTE,
+      resolve: (metric, _args, ctx) => {
+        requireContractScope(ctx);
+        return metric;
+      },
+    }),
     currentApprovedVersion: t.field({
       type: ApprovedVersionRef,
       nullable: true,
-      resolve: async (metric, _args, ctx) => (await ctx.loaders.stats.load(metric.id)).currentApprovedVersion,
+      description: CONTRACT_SCOPE_NOTE,
+      resolve: async (metric, _args, ctx) => {
+        requireContractScope(ctx);
+        return (await ctx.loaders.stats.load(metric.id)).currentApprovedVersion;
+      },
     }),
     lastValidatedAt: t.field({
       type: 'DateTime',
       nullable: true,
-      description: 'When the latest warehouse validation ran; null when none did.',
-      resolve: async (metric, _args, ctx) => (await ctx.loaders.stats.load(metric.id)).lastValidatedAt,
+      description: `When the latest warehouse validation ran; null when none did. ${CONTRACT_SCOPE_NOTE}`,
+      resolve: async (metric, _args, ctx) => {
+        requireContractScope(ctx);
+        return (await ctx.loaders.stats.load(metric.id)).lastValidatedAt;
+      },
     }),
     challengesCount: t.int({
       ...supporting,
-      resolve: async (metric, _args, ctx) => (await ctx.loaders.stats.load(metric.id)).challengesCount,
+      description: CONTRACT_SCOPE_NOTE,
+      resolve: async (metric, _args, ctx) => {
+        requireContractScope(ctx);
+        return (await ctx.loaders.stats.load(metric.id)).challengesCount;
+      },
     }),
     openChallengesCount: t.int({
       ...supporting,
-      resolve: async (metric, _args, ctx) => (await ctx.loaders.stats.load(metric.id)).openChallengesCount,
+      description: CONTRACT_SCOPE_NOTE,
+      resolve: async (metric, _args, ctx) => {
+        requireContractScope(ctx);
+        return (await ctx.loaders.stats.load(metric.id)).openChallengesCount;
+      },
     }),
     discussionThreadCount: t.int({
       ...supporting,
-      description: 'Threads on the metric, every intent and resolution status.',
-      resolve: async (metric, _args, ctx) => (await ctx.loaders.discussion.load(metric.id)).threadCount,
+      description: `Threads on the metric, every intent and resolution status. ${CONTRACT_SCOPE_NOTE}`,
+      resolve: async (metric, _args, ctx) => {
+        requireContractScope(ctx);
+        return (await ctx.loaders.discussion.load(metric.id)).threadCount;
+      },
     }),
     discussionMessageCount: t.int({
       ...supporting,
-      description: 'Messages that are not deleted, across all threads.',
-      resolve: async (metric, _args, ctx) => (await ctx.loaders.discussion.load(metric.id)).messageCount,
+      description: `Messages that are not deleted, across all threads. ${CONTRACT_SCOPE_NOTE}`,
+      resolve: async (metric, _args, ctx) => {
+        requireContractScope(ctx);
+        return (await ctx.loaders.discussion.load(metric.id)).messageCount;
+      },
     }),
     agentContextNotes: t.field({
       type: [AgentContextNoteRef],
@@ -205,8 +233,11 @@ export const MetricRef = builder.objectRef<SelectedMetric>('Metric').implement({
     discourseSummary: t.field({
       type: DiscourseSummaryRef,
       nullable: true,
-      description: 'null when no thread has intent objection or proposal.',
-      resolve: async (metric, _args, ctx) => (await ctx.loaders.discussion.load(metric.id)).discourse,
+      description: `null when no thread has intent objection or proposal. ${CONTRACT_SCOPE_NOTE}`,
+      resolve: async (metric, _args, ctx) => {
+        requireContractScope(ctx);
+        return (await ctx.loaders.discussion.load(metric.id)).discourse;
+      },
     }),
     discussionSummary: t.field({
       type: DiscussionSummaryRef,
@@ -233,9 +264,11 @@ export const MetricRef = builder.objectRef<SelectedMetric>('Metric').implement({
       },
     }),
     canonicalUrl: t.string({
-      description: 'The signed-in product page of the metric (not a public URL).',
-      resolve: (metric, _args, ctx) =>
-        `${ctx.config.publicAppUrl.replace(/\/+$/, '')}/${ctx.principal.org.slug}/metrics/${metric.id}`,
+      description: `The signed-in product page of the metric (not a public URL). ${CONTRACT_SCOPE_NOTE}`,
+      resolve: (metric, _args, ctx) => {
+        requireContractScope(ctx);
+        return `${ctx.config.publicAppUrl.replace(/\/+$/, '')}/${ctx.principal.org.slug}/metrics/${metric.id}`;
+      },
     }),
   }),
 });

@@ -41,6 +41,17 @@ function cpuMicros(run: () => void): number {
   return used.user + used.system;
 }
 
+/**
+ * The least CPU of `run` over a few tries: a garbage collection or a compile
+ * landing in one try is the machine's, not the parser's (a quadratic parse
+ * costs ~270 ms every time).
+ */
+function leastCpuMicros(run: () => void, tries = 3): number {
+  let least = Number.POSITIVE_INFINITY;
+  for (let i = 0; i < tries && least >= CPU_BOUND_MICROS / 4; i++) least = Math.min(least, cpuMicros(run));
+  return least;
+}
+
 const KIB_16 = 16 * 1024;
 /** Far above a linear parse of 16 KiB (tens of microseconds), far below the quadratic one (~270 ms). */
 const CPU_BOUND_MICROS = 20_000;
@@ -70,7 +81,7 @@ describe('parseIfNoneMatch', () => {
     for (const header of hostile) {
       expect(header.length).toBeLessThanOrEqual(KIB_16);
       let result: unknown;
-      const micros = cpuMicros(() => {
+      const micros = leastCpuMicros(() => {
         result = parseIfNoneMatch(header);
       });
       expect(micros, header.slice(0, 12)).toBeLessThan(CPU_BOUND_MICROS);
@@ -89,7 +100,7 @@ describe('parseIfNoneMatch', () => {
     fc.assert(
       fc.property(header, (value) => {
         let result: unknown;
-        const micros = cpuMicros(() => {
+        const micros = leastCpuMicros(() => {
           result = parseIfNoneMatch(value);
         });
         expect(result).toEqual(referenceParse(value));
