@@ -81,10 +81,10 @@ export const ContractOutput = {
   agent_context_notes: z
     .array(z.unknown())
     .describe('newest first: { message_id, thread_id, intent, author_display_name, body, pinned_at, created_at }'),
-  agent_context_notes_omitted: z.number().optional().describe('older notes left out to stay within 4 KB'),
+  agent_context_notes_omitted: z.number().optional().describe('older notes left out (4 KB)'),
   discourse_summary: described('{ open_objections_count, open_proposals_count, last_activity_at } or null'),
   trust: TrustOutput,
-  discussion_summary: z.string().nullable().optional().describe('with summary: true; null when degraded'),
+  discussion_summary: z.string().nullable().optional().describe('with summary: true'),
   discussion_summary_meta: described('with summary: true: { cache_hit, charged }').optional(),
 };
 

@@ -168,7 +168,7 @@ export function createMcpServer(deps: ToolDeps): McpServer {
     'search_metrics',
     {
       title: 'Search metrics',
-      description: 'Find metrics by words (typos corrected) and filters, most relevant first; without query, by name.',
+      description: 'Find metrics by words (typos corrected) and filters, best first; without query, by name.',
       inputSchema: {
         query: z.string().max(1000).optional().describe('words, "quoted phrases", or, -excluded'),
         lifecycle_status: lifecycleStatus.optional(),
@@ -242,8 +242,7 @@ export function createMcpServer(deps: ToolDeps): McpServer {
     'get_metric',
     {
       title: 'Get a metric',
-      description:
-        'The definition of one metric (by id or key): SQL, grains, dimensions, filters, sources, owner, trust.',
+      description: 'One metric (by id or key): SQL, grains, dimensions, filters, sources, owner, trust.',
       inputSchema: metricRef,
       outputSchema: MetricOutput,
       annotations: readOnly,
@@ -267,13 +266,13 @@ export function createMcpServer(deps: ToolDeps): McpServer {
   server.registerTool(
     'get_metric_contract',
     {
-      title: 'Get the agent contract of a metric',
+      title: 'Get a metric contract',
       description:
-        'The contract of a metric (by id or key) with its trust verdict. Within 4 KB: older pinned notes are ' +
-        'left out, then the newest note and the summary cut; never the business definition or other facts.',
+        'The contract of a metric (by id or key) with its trust verdict. Within 4 KB: older notes left out, ' +
+        'then the last note and the summary cut; never the definition or other facts.',
       inputSchema: {
         ...metricRef,
-        summary: z.boolean().optional().describe('adds discussion_summary; may be billed'),
+        summary: z.boolean().optional().describe('adds discussion_summary (billed)'),
       },
       outputSchema: ContractOutput,
       annotations: readOnly,
@@ -322,8 +321,7 @@ export function createMcpServer(deps: ToolDeps): McpServer {
     {
       title: 'Resolve a metric name',
       description:
-        'The metric a name means: match (by key, then name, then best search hit), canonical (the metric to ' +
-        'use: the end of its supersession chain, or match) and candidates (variants, conflicts or next hits).',
+        'The metric a name means: match (by key, name, then best hit), canonical (what to use) and candidates.',
       inputSchema: { name: z.string().min(1).max(1000).describe('a key or a name, for example "net revenue"') },
       outputSchema: ResolveOutput,
       annotations: readOnly,

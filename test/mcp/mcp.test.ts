@@ -143,7 +143,8 @@ describe('tools/list size', () => {
     expect(res.status).toBe(200);
     const body = await res.text();
     const bytes = Buffer.byteLength(body);
-    expect(bytes).toBeLessThanOrEqual(8192);
+    // 8 KB read either way (8,000 or 8,192 bytes).
+    expect(bytes).toBeLessThanOrEqual(8000);
     const { tools } = (JSON.parse(body) as { result: { tools: { name: string; outputSchema: unknown }[] } }).result;
     const client = await connect(agentKey.secret);
     expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(tools.map((tool) => tool.name));
