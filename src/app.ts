@@ -2,13 +2,13 @@
  * Builds the HTTP application (Fastify); never listens (src/server.ts does).
  * Tests build it and call it in process.
  */
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, LogController } from 'fastify';
 import { createLastUsedRecorder } from './auth/last-used.js';
 import { createContext, type ServiceConfig } from './context.js';
 import type { Database } from './db/client.js';
 import { currentQueryStats, withQueryStats } from './db/query-stats.js';
 import type { TrustProxy } from './env.js';
-import { BEARER_CHALLENGE, errors, HttpError } from './errors.js';
+import { BEARER_CHALLENGE, badRequest, type ErrorResponse, errors, HttpError } from './errors.js';
 import { graphiqlAssets, graphiqlRoutes } from './graphiql-page.js';
 import { createGraphqlServer, wantsGraphiql } from './graphql-server.js';
 import { apiKeyRoutes } from './http/admin-routes.js';
@@ -96,6 +96,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // Node checks request timeouts on this interval (30 s by default, which
     // would let a slow client hold a connection that long past its limit).
     http: { connectionsCheckingInterval: Math.min(1000, Math.max(100, config.requestTimeoutMs / 4)) },
+    // A URL that cannot be decoded (a lone surrogate's bytes) never reaches a route: it is answered
+    // in the catalogue's shape, the metric routes' as their id check answers.
+    frameworkErrors: (error, request, reply) => {
+      const response: ErrorResponse = request.url.startsWith('/api/v1/metrics/')
+        ? errors.invalidMetricId
+        : badRequest(error.message);
+      (reply as unknown as FastifyReply).status(response.status).send(response.body);
+    },
     requestIdHeader: false,
     genReqId: requestId,
     // One line per request of our own (src/http/observability.ts) instead of Fastify's two.

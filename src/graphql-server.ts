@@ -142,11 +142,13 @@ export function createGraphqlServer(logger: FastifyRequest['log'], options: Grap
     landingPage: false,
     // yoga's default CORS echoes any origin with credentials; CORS is the app's (src/http/cross-origin.ts).
     cors: false,
+    // yoga logs a message and its objects (an error with its path): pino's shape is the object first,
+    // so that an error keeps its type, message and stack and the line its message.
     logging: {
-      debug: (...args) => logger.debug(args),
-      info: (...args) => logger.info(args),
-      warn: (...args) => logger.warn(args),
-      error: (...args) => logger.error(args),
+      debug: (...args) => logger.debug(yogaLogEntry(args), yogaLogMessage(args)),
+      info: (...args) => logger.info(yogaLogEntry(args), yogaLogMessage(args)),
+      warn: (...args) => logger.warn(yogaLogEntry(args), yogaLogMessage(args)),
+      error: (...args) => logger.error(yogaLogEntry(args), yogaLogMessage(args)),
     },
     context: ({ graphqlContext }) => graphqlContext,
     plugins: [
@@ -171,4 +173,17 @@ export function createGraphqlServer(logger: FastifyRequest['log'], options: Grap
  */
 export function wantsGraphiql(request: FastifyRequest): boolean {
   return request.method === 'GET' && (request.headers.accept ?? '').includes('text/html');
+}
+
+/** The objects of a yoga log call, an error as `err` (pino's serializer keeps its stack). */
+function yogaLogEntry(args: unknown[]): Record<string, unknown> {
+  const objects = args.filter((arg) => typeof arg !== 'string');
+  const error = objects.find((arg) => arg instanceof Error);
+  return error ? { err: error, details: objects.filter((arg) => arg !== error) } : { details: objects };
+}
+
+function yogaLogMessage(args: unknown[]): string {
+  const text = args.filter((arg): arg is string => typeof arg === 'string').join(' ');
+  const error = args.find((arg): arg is Error => arg instanceof Error);
+  return text || error?.message || 'graphql';
 }

@@ -155,6 +155,9 @@ process.on('SIGTERM', () => void shutdown('SIGTERM'));
 process.on('SIGINT', () => void shutdown('SIGINT'));
 
 const address = await app.listen({ port: env.PORT, host: env.HOST }).catch((error: NodeJS.ErrnoException) => {
+  if (error.code === 'EADDRNOTAVAIL' || error.code === 'ENOTFOUND') {
+    return cannotStart(`HOST (${env.HOST})`, `no network interface of this machine has the address ${env.HOST}`);
+  }
   const cause = error.code === 'EADDRINUSE' ? `port ${env.PORT} is already in use on ${env.HOST}` : error;
   return cannotStart(`PORT (${env.PORT})`, cause);
 });
