@@ -112,19 +112,31 @@ export function chooseEncoding(header: string | undefined): Encoding | null {
 }
 
 /** Answers the request with the asset: 304 when the client holds it, else the (compressed) body. */
+/**
+ * A content-coding's strong validator: the identity body's tag with the
+ * coding inside its quotes (`"tag-br"`), as RFC 9110 (8.8.3) asks of a
+ * strong ETag for another representation. A tag of any coding of the same
+ * content answers 304: the bytes it names decode to the same body.
+ */
+const codedTag = (etag: string, encoding: Encoding | null) => (encoding ? `${etag.slice(0, -1)}-${encoding}"` : etag);
+
 export async function sendAsset(request: FastifyRequest, reply: FastifyReply, asset: StaticAsset) {
-  reply.header('ETag', asset.etag);
+  const encoding =
+    asset.body.length >= MIN_COMPRESSED_BYTES ? chooseEncoding(firstHeader(request, 'accept-encoding')) : null;
+  const body = encoding ? await compress(asset, encoding).catch(() => null) : null;
+  const etag = codedTag(asset.etag, body ? encoding : null);
+  reply.header('ETag', etag);
   reply.header('Cache-Control', asset.cacheControl);
   reply.header('Vary', 'Accept-Encoding');
   reply.header('X-Content-Type-Options', 'nosniff');
   for (const [name, value] of Object.entries(asset.headers)) reply.header(name, value);
-  if (ifNoneMatchHits(firstHeader(request, 'if-none-match'), asset.etag)) return reply.status(304).send();
-  reply.type(asset.contentType);
-  const encoding =
-    asset.body.length >= MIN_COMPRESSED_BYTES ? chooseEncoding(firstHeader(request, 'accept-encoding')) : null;
-  if (encoding) {
-    const body = await compress(asset, encoding).catch(() => null);
-    if (body) return reply.header('Content-Encoding', encoding).send(body);
+  const presented = firstHeader(request, 'if-none-match');
+  if (
+    [null, 'br', 'gzip'].some((coding) => ifNoneMatchHits(presented, codedTag(asset.etag, coding as Encoding | null)))
+  ) {
+    return reply.status(304).send();
   }
+  reply.type(asset.contentType);
+  if (body && encoding) return reply.header('Content-Encoding', encoding).send(body);
   return reply.send(asset.body);
 }
