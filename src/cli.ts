@@ -5,7 +5,7 @@
  * closed, since an open pool or PGlite would keep the process alive.
  */
 import { runCli } from './cli-commands.js';
-import { databaseTarget } from './db/adapter.js';
+import { databaseTarget, describeTarget } from './db/adapter.js';
 import { type Database, openDatabase } from './db/client.js';
 import { DatabaseInUseError } from './db/owner-lock.js';
 import { env } from './env.js';
@@ -36,6 +36,15 @@ try {
   if (error instanceof DatabaseInUseError) {
     // Expected: another process owns the embedded database; nothing was done.
     console.error(`Error: ${error.message}`);
+    process.exitCode = 1;
+  } else if (/^P10\d\d$/.test(String((error as { code?: unknown })?.code))) {
+    // Prisma's connection errors (P1000-P1017: unreachable, refused, no such database, ...): the
+    // environment, not the code; their last line says which.
+    const cause = String((error as Error).message)
+      .trim()
+      .split('\n')
+      .at(-1);
+    console.error(`Error: the database of ${describeTarget(databaseTarget(env.DATABASE_URL, env.DATA_DIR))}: ${cause}`);
     process.exitCode = 1;
   } else if (/relation .* does not exist|table .* does not exist/i.test(String((error as Error)?.message))) {
     console.error('Error: the database has no schema yet: run `npm run db:migrate` first.');

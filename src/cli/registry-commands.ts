@@ -101,7 +101,7 @@ async function readDocumentText(file: string, deps: CliDeps): Promise<string> {
 }
 
 /** The plan as a table, then its totals. */
-export function printPlan(out: (line: string) => void, entries: readonly PlanEntry[]): void {
+function printPlan(out: (line: string) => void, entries: readonly PlanEntry[]): void {
   const width = Math.max(9, ...entries.map((entry) => entry.result.length));
   for (const entry of entries) {
     const fields = entry.changed_fields.length > 0 ? `  (${entry.changed_fields.join(', ')})` : '';
