@@ -77,13 +77,13 @@ const demoInput = {
  * agent key printed on every start with a warning.
  */
 async function demoRegistry(): Promise<{ key: string | null } | null> {
-  const fixture = JSON.parse(readFileSync(demoFixture, 'utf8')) as DemoFixture;
+  const readFixture = () => JSON.parse(readFileSync(demoFixture, 'utf8')) as DemoFixture;
   if (!shouldLoadDemo(demoInput)) {
     // Loaded by an earlier start, the demo's public keys and session would be served here too: an
     // instance reachable from elsewhere (behind a proxy, or on another address) refuses to start.
-    const demoId = fixture.organizations[0]?.id;
     const exposed = env.TRUST_PROXY !== false || (!isLoopbackHost(env.HOST) && env.DEMO !== true);
-    if (exposed && demoId && (await database.prisma.organization.findUnique({ where: { id: demoId } }))) {
+    const demoId = exposed ? readFixture().organizations[0]?.id : undefined;
+    if (demoId && (await database.prisma.organization.findUnique({ where: { id: demoId } }))) {
       cannotStart(
         databaseSetting,
         'it holds the demo registry, whose API keys and sessions are public; it is served on a loopback HOST ' +
@@ -92,6 +92,7 @@ async function demoRegistry(): Promise<{ key: string | null } | null> {
     }
     return null;
   }
+  const fixture = readFixture();
   if ((await database.prisma.organization.count()) === 0) {
     await loadFixture(database.prisma, demoAsOf(fixture, new Date()));
   }

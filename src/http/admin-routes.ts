@@ -5,7 +5,7 @@
  * The logic itself is src/admin/api-keys.ts and src/admin/service-tokens.ts,
  * shared with the admin CLI.
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { AdminError } from '../admin/admin-error.js';
 import { ApiKeyNotFoundError, createApiKey, listApiKeys, revokeApiKey } from '../admin/api-keys.js';
@@ -22,15 +22,13 @@ import { storableText, UNSTORABLE_TEXT } from '../metric/input.js';
 import { rejectCrossOrigin } from './cross-origin.js';
 import { clientErrorHandler } from './error-reply.js';
 import { firstHeader } from './headers.js';
-import { type AccessDeps, admitSession } from './request-auth.js';
+import { type AccessDeps, admitAdminSession } from './request-auth.js';
 
 export interface ApiKeyRoutesDeps {
   access: AccessDeps;
 }
 
 type SessionPrincipal = Extract<Principal, { kind: 'session' }>;
-
-const ADMIN_ROLES: ReadonlySet<string> = new Set(['owner', 'admin']);
 
 /** Largest value of the `rate_limit_per_minute` column (PostgreSQL integer). */
 const MAX_RATE_LIMIT = 2_147_483_647;
@@ -99,24 +97,17 @@ export async function apiKeyRoutes(app: FastifyInstance, deps: ApiKeyRoutesDeps)
   const { prisma } = access;
   const principals = new WeakMap<FastifyRequest, SessionPrincipal>();
 
-  /** Throttle, session, per-user budget (as on /graphql), then the role. */
-  async function requireAdminSession(request: FastifyRequest, reply: FastifyReply): Promise<SessionPrincipal> {
-    const principal = await admitSession(access, request, reply);
-    if (principal.kind !== 'session' || !ADMIN_ROLES.has(principal.role)) throw new HttpError(errors.forbidden);
-    return principal;
-  }
-
   function principalOf(request: FastifyRequest): SessionPrincipal {
     const principal = principals.get(request);
     if (!principal) throw new Error('api-key route reached without an authenticated session');
     return principal;
   }
 
-  // onRequest runs before the body is read: a forged or unauthenticated
-  // request is turned away without parsing what it sent.
+  // onRequest runs before the body is read (throttle, session, per-user budget, then the role): a
+  // forged or unauthenticated request is turned away without parsing what it sent.
   app.addHook('onRequest', async (request, reply) => {
     rejectCrossSite(request);
-    principals.set(request, await requireAdminSession(request, reply));
+    principals.set(request, await admitAdminSession(access, request, reply));
     requireJsonBody(request);
   });
 

@@ -252,6 +252,19 @@ export async function admitSession(deps: AccessDeps, request: FastifyRequest, re
   return (await admit(deps, request, reply, session(deps, sessionCookie(request)))).principal;
 }
 
+const ADMIN_ROLES: ReadonlySet<string> = new Set(['owner', 'admin']);
+
+/** A signed-in admin or owner ({@link admitSession}): credential administration and the write routes; 403 otherwise. */
+export async function admitAdminSession(
+  deps: AccessDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<Extract<Principal, { kind: 'session' }>> {
+  const principal = await admitSession(deps, request, reply);
+  if (principal.kind !== 'session' || !ADMIN_ROLES.has(principal.role)) throw new HttpError(errors.forbidden);
+  return principal;
+}
+
 /**
  * GraphQL callers: an Authorization header means an API key (checked like
  * GET /api/v1/metrics); without one, a signed-in session cookie is accepted.

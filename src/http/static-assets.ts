@@ -11,6 +11,7 @@ import { promisify } from 'node:util';
 import { brotliCompress, constants, gzip } from 'node:zlib';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { firstHeader } from './headers.js';
+import { parseIfNoneMatch } from './if-none-match.js';
 
 const brotli = promisify(brotliCompress);
 const gzipped = promisify(gzip);
@@ -78,18 +79,10 @@ function compress(asset: StaticAsset, encoding: Encoding): Promise<Buffer> {
   return pending;
 }
 
-/**
- * Whether an If-None-Match header names this tag (weak comparison, as RFC
- * 9110 asks of If-None-Match), or is `*`. A plain split: linear in the
- * header's length whatever it holds.
- */
+/** Whether an If-None-Match header names this tag (weak comparison, as RFC 9110 asks of it), or is `*`. */
 export function ifNoneMatchHits(header: string | undefined, etag: string): boolean {
-  if (header === undefined) return false;
-  for (const item of header.split(',')) {
-    const tag = item.trim();
-    if (tag === '*' || tag === etag || (tag.startsWith('W/') && tag.slice(2) === etag)) return true;
-  }
-  return false;
+  const tags = parseIfNoneMatch(header);
+  return tags === '*' || tags?.includes(etag) === true;
 }
 
 /**

@@ -18,7 +18,7 @@ import { parseValidationBatch, recordValidations } from '../registry/validations
 import { rejectCrossOrigin } from './cross-origin.js';
 import { clientErrorHandler } from './error-reply.js';
 import { firstHeader } from './headers.js';
-import { type AccessDeps, admitServiceToken, admitSession } from './request-auth.js';
+import { type AccessDeps, admitAdminSession, admitServiceToken } from './request-auth.js';
 
 export interface WriteRoutesDeps {
   access: AccessDeps;
@@ -28,8 +28,6 @@ export interface WriteRoutesDeps {
 export const REGISTRY_BODY_LIMIT = 16 * 1024 * 1024;
 /** An apply of a large document runs for seconds: past the read routes' deadline. */
 const WRITE_DEADLINE_MS = 300_000;
-
-const ADMIN_ROLES: ReadonlySet<string> = new Set(['owner', 'admin']);
 
 const JSON_TYPES = ['application/json'];
 const YAML_TYPES = ['application/yaml', 'application/x-yaml', 'text/yaml', 'text/x-yaml'];
@@ -71,9 +69,7 @@ export async function writeRoutes(app: FastifyInstance, deps: WriteRoutesDeps) {
   async function admitWriter(request: FastifyRequest, reply: FastifyReply, scope: WriteScope): Promise<Principal> {
     if (firstHeader(request, 'authorization') !== undefined) return admitServiceToken(access, request, reply, scope);
     rejectCrossOrigin(request);
-    const principal = await admitSession(access, request, reply);
-    if (principal.kind !== 'session' || !ADMIN_ROLES.has(principal.role)) throw new HttpError(errors.forbidden);
-    return principal;
+    return admitAdminSession(access, request, reply);
   }
 
   function principalOf(request: FastifyRequest): Principal {

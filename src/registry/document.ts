@@ -6,6 +6,7 @@
  * (src/fixtures/schema.ts), with the document's own defaults.
  */
 import { z } from 'zod';
+import { problemsFromZod } from '../fixtures/fixture-error.js';
 import { metricDefinitionShape, timestamp } from '../fixtures/schema.js';
 import { ApprovalDecision, LifecycleStatus, RelationshipKind, VersionStatus } from '../generated/prisma/enums.js';
 import type { RegistryProblem } from './registry-error.js';
@@ -114,17 +115,12 @@ export interface RegistryDocument {
   metrics: RegistryMetric[];
 }
 
+/** zod's issues as problems under `prefix`, a missing field said as `required`. */
 function problemsOf(error: z.ZodError, prefix: readonly PropertyKey[] = []): RegistryProblem[] {
-  return error.issues.flatMap((issue): RegistryProblem[] =>
-    issue.code === 'unrecognized_keys'
-      ? issue.keys.map((key) => ({ path: [...prefix, ...issue.path, key], message: `unknown field "${key}"` }))
-      : [
-          {
-            path: [...prefix, ...issue.path],
-            message: issue.message.replace(/^Invalid input: expected \w+, received undefined$/, 'required'),
-          },
-        ],
-  );
+  return problemsFromZod(error).map(({ path, message }) => ({
+    path: [...prefix, ...path],
+    message: message.replace(/^Invalid input: expected \w+, received undefined$/, 'required'),
+  }));
 }
 
 /**

@@ -5,6 +5,7 @@
  * moves the contract's `last_validated_at` and the trust verdict at once.
  */
 import { z } from 'zod';
+import { problemsFromZod } from '../fixtures/fixture-error.js';
 import { timestamp } from '../fixtures/schema.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { ValidationStatus } from '../generated/prisma/enums.js';
@@ -53,13 +54,7 @@ export interface RecordedValidations {
 export function parseValidationBatch(input: unknown): ValidationBatch {
   const parsed = validationBatch.safeParse(input);
   if (parsed.success) return parsed.data;
-  throw new RegistryError(
-    parsed.error.issues.flatMap((issue) =>
-      issue.code === 'unrecognized_keys'
-        ? issue.keys.map((key) => ({ path: [...issue.path, key], message: `unknown field "${key}"` }))
-        : [{ path: issue.path, message: issue.message }],
-    ),
-  );
+  throw new RegistryError(problemsFromZod(parsed.error));
 }
 
 export async function recordValidations(

@@ -22,6 +22,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { parseIfNoneMatch } from '../http/if-none-match.js';
 
 /** Sent with every 200 and 304 of the three read routes. */
 export const CACHE_CONTROL = 'private, no-cache';
@@ -55,47 +56,6 @@ export function releaseId(): string {
 export function entityTag(parts: readonly unknown[]): string {
   const digest = hash('sha256', JSON.stringify([releaseId(), ...parts]), 'base64url');
   return `"${digest.slice(0, 32)}"`;
-}
-
-/** etagc (RFC 9110 section 8.8.3): %x21 / %x23-7E / obs-text. */
-function isEtagChar(code: number): boolean {
-  return code === 0x21 || (code >= 0x23 && code <= 0x7e) || (code >= 0x80 && code <= 0xff);
-}
-
-const isOws = (code: number) => code === 0x20 || code === 0x09;
-
-/**
- * `If-None-Match`: `*`, or the opaque tags of its list (weak or not: the
- * comparison is weak); null when absent or malformed (then it is ignored).
- *
- * One pass over the characters, each looked at once: a header of any length
- * costs time in proportion to it (a backtracking pattern here was quadratic
- * in the whitespace after a comma, and a long header held the event loop).
- */
-export function parseIfNoneMatch(value: string | string[] | undefined): '*' | string[] | null {
-  if (value === undefined) return null;
-  const text = (Array.isArray(value) ? value.join(', ') : value).trim();
-  if (text === '*') return '*';
-  const tags: string[] = [];
-  const end = text.length;
-  let i = 0;
-  while (i < end) {
-    while (i < end && isOws(text.charCodeAt(i))) i++;
-    if (text.charCodeAt(i) === 0x57 /* W */ && text.charCodeAt(i + 1) === 0x2f /* / */) {
-      i += 2;
-      if (text.charCodeAt(i) !== 0x22) return null;
-    }
-    if (text.charCodeAt(i) === 0x22 /* " */) {
-      const open = i++;
-      while (i < end && isEtagChar(text.charCodeAt(i))) i++;
-      if (text.charCodeAt(i) !== 0x22) return null;
-      i++;
-      tags.push(text.slice(open, i));
-    }
-    while (i < end && isOws(text.charCodeAt(i))) i++;
-    if (i < end && text.charCodeAt(i++) !== 0x2c /* , */) return null;
-  }
-  return tags.length ? tags : null;
 }
 
 /** Whether the request's If-None-Match names `tag` (weak comparison) or is `*`. */

@@ -10,7 +10,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseIfNoneMatch } from '../../src/rest/etag.js';
+import { parseIfNoneMatch } from '../../src/http/if-none-match.js';
 
 const ETAGC = '[\\x21\\x23-\\x7e\\x80-\\xff]';
 const TOKEN = new RegExp(`[ \\t]+|,|(W/)?("${ETAGC}*")`, 'y');
