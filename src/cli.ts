@@ -24,6 +24,7 @@ try {
       });
       return database.prisma;
     },
+    trust: { staleValidationDays: env.TRUST_STALE_VALIDATION_DAYS },
     out: (line) => process.stdout.write(`${line}\n`),
     err: (line) => process.stderr.write(`${line}\n`),
     stdin: async () => {

@@ -120,7 +120,12 @@ export const envSchema = z
     SUMMARY_MAX_CONCURRENT: positiveInt.default(4),
     TRUST_PROXY: trustProxy.default(false),
     CORS_ORIGINS: corsOrigins,
-    TRUST_STALE_VALIDATION_DAYS: positiveInt.default(30),
+    /** a fraction of a day is allowed (tests and demos of the time-driven trust transitions) */
+    TRUST_STALE_VALIDATION_DAYS: z.coerce.number().positive().max(36_500).default(30),
+    /** how often the trust sweep looks for verdicts that time changed (src/changes/sweep.ts) */
+    TRUST_SWEEP_INTERVAL_S: z.coerce.number().int().min(1).max(86_400).default(60),
+    /** change-feed events are kept at least this many days; a cursor before them answers 410 */
+    CHANGES_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
     DB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(5_000),

@@ -126,6 +126,7 @@ const app = await buildApp({
     serviceTokenRateLimit: env.SERVICE_TOKEN_RATE_LIMIT_PER_MINUTE,
     requestTimeoutMs: env.REQUEST_TIMEOUT_MS,
     throttle: { pointsPerMinute: env.THROTTLE_PER_MINUTE, failureCost: env.THROTTLE_FAILURE_COST },
+    changeSweep: { intervalMs: env.TRUST_SWEEP_INTERVAL_S * 1000, retentionDays: env.CHANGES_RETENTION_DAYS },
   },
   rateLimiter,
   metrics,
