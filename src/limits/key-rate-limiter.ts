@@ -2,10 +2,11 @@
  * Per-key request budgets: a fixed one-minute window per API key (contract
  * section 8), the key's own `rate_limit_per_minute` or the server default.
  *
- * With Redis, one server or a Redis Cluster, every instance shares the window
- * (rate-limiter-flexible on ioredis). If Redis stops answering, each instance keeps limiting on its own
- * in-process window (the insurance limiter) and goes back to Redis as soon as
- * it answers again; the outage and the recovery are logged once each.
+ * With Redis (one server, or a Redis Cluster: docs/redis-cluster.md) every
+ * instance shares the window (rate-limiter-flexible on ioredis). If Redis
+ * stops answering, each instance keeps limiting on its own in-process window
+ * (the insurance limiter) and goes back to Redis as soon as it answers again;
+ * the outage and the recovery are logged once each.
  */
 import { Cluster, type Redis } from 'ioredis';
 import { type RateLimiterAbstract, RateLimiterMemory, RateLimiterRedis } from 'rate-limiter-flexible';
@@ -142,8 +143,8 @@ export function createKeyRateLimiter(options: RateLimiterOptions): KeyRateLimite
   /**
    * The spends of one event-loop turn (every admission that reached this point in it) go to Redis
    * together: one script call for up to {@link ADMISSIONS_PER_CALL} admissions, one write and one
-   * reply, where each admission was a round trip of its own. The script spends in order, so each
-   * admission still gets its own counts.
+   * reply, where each admission was a round trip of its own (on a cluster, one call per hash slot:
+   * cluster-spends.ts). The script spends in order, so each admission still gets its own counts.
    */
   type Admission = { windowNames: readonly string[]; resolve(spent: WindowSpend[]): void };
   let waiting: Admission[] = [];

@@ -22,17 +22,15 @@ const SLOTS = 16384;
 
 const retryStrategy = (attempt: number) => Math.min(attempt * 200, 2000);
 
-const commonOptions = {
-  // Fail fast while disconnected, so the insurance limiter answers at once.
-  enableOfflineQueue: false,
-  maxRetriesPerRequest: 1,
-  connectTimeout: 2000,
-};
+/** Of a server's connection (a cluster's: each node's). */
+const connectionOptions = { maxRetriesPerRequest: 1, connectTimeout: 2000 };
 
 function createClient(target: RedisTarget): RedisClient {
   if ('url' in target) {
     return new Redis(target.url, {
-      ...commonOptions,
+      ...connectionOptions,
+      // Fail fast while disconnected, so the insurance limiter answers at once.
+      enableOfflineQueue: false,
       // An admission is one command (spendEach); a pipeline a tick would cost an object a request.
       enableAutoPipelining: false,
       retryStrategy,
@@ -40,9 +38,10 @@ function createClient(target: RedisTarget): RedisClient {
   }
   const { nodes, username, password, tls } = target.cluster;
   return new Cluster(nodes, {
+    // As above; a cluster's spends are pipelined per master by cluster-spends.ts.
     enableOfflineQueue: false,
     clusterRetryStrategy: retryStrategy,
-    slotsRefreshTimeout: commonOptions.connectTimeout,
+    slotsRefreshTimeout: connectionOptions.connectTimeout,
     // A lost master (its connection closed) and a cluster that lost one, which refuses every command
     // (CLUSTERDOWN) until it recovers: answer from the in-process windows at once, as with one Redis,
     // rather than retry (up to maxRedirections times, 100 ms apart: over a second an admission).
@@ -51,7 +50,7 @@ function createClient(target: RedisTarget): RedisClient {
     // Without it a master that was lost and came back is connected to again only when a command is
     // redirected to it: the readiness check sends none there.
     slotsRefreshInterval: 5000,
-    redisOptions: { ...commonOptions, username, password, ...(tls ? { tls: {} } : {}) },
+    redisOptions: { ...connectionOptions, username, password, ...(tls ? { tls: {} } : {}) },
   });
 }
 

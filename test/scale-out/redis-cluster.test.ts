@@ -43,6 +43,45 @@ function get(app: FastifyInstance, secret: string, url = '/api/v1/metrics') {
   return app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${secret}` } });
 }
 
+describe('REDIS_CLUSTER_NODES', () => {
+  const parse = (value: string, more: Record<string, string> = {}) =>
+    parseEnv({ REDIS_CLUSTER_NODES: value, ...more }).REDIS_CLUSTER_NODES;
+
+  it('takes host:port seeds, or URLs whose scheme and credentials every node uses', () => {
+    expect(parse('127.0.0.1:7000, cache-2:7001')).toEqual({
+      nodes: [
+        { host: '127.0.0.1', port: 7000 },
+        { host: 'cache-2', port: 7001 },
+      ],
+      tls: false,
+    });
+    expect(parse('rediss://limiter:p%40ss@cache-1:6380,cache-2:6380,[::1]:6380')).toEqual({
+      nodes: [
+        { host: 'cache-1', port: 6380 },
+        { host: 'cache-2', port: 6380 },
+        { host: '::1', port: 6380 },
+      ],
+      username: 'limiter',
+      password: 'p@ss',
+      tls: true,
+    });
+  });
+
+  it('refuses what names no node, URLs that disagree, and REDIS_URL beside it', () => {
+    expect(() => parse('cache-1')).toThrow(
+      'REDIS_CLUSTER_NODES: not host:port or redis://[user:password@]host:port: cache-1',
+    );
+    expect(() => parse('cache-1:6379/2')).toThrow('not host:port');
+    expect(() => parse(' , ')).toThrow('REDIS_CLUSTER_NODES: names no node');
+    expect(() => parse('redis://a:x@cache-1:6379,rediss://a:x@cache-2:6379')).toThrow(
+      'differ in scheme or credentials',
+    );
+    expect(() => parse('cache-1:6379', { REDIS_URL: 'redis://cache:6379' })).toThrow(
+      'REDIS_CLUSTER_NODES: set REDIS_URL (one Redis) or REDIS_CLUSTER_NODES (a Redis Cluster), not both',
+    );
+  });
+});
+
 describe.skipIf(skip)('rate limits on a Redis Cluster', () => {
   let cluster: TestRedisCluster;
   let t: TestApp;
