@@ -81,6 +81,56 @@ const corsOrigins = z
   })
   .default([]);
 
+/** Where a Redis Cluster is (REDIS_CLUSTER_NODES): its seed nodes, and how every node is reached. */
+export interface RedisClusterConfig {
+  nodes: { host: string; port: number }[];
+  username?: string;
+  password?: string;
+  tls: boolean;
+}
+
+/**
+ * REDIS_CLUSTER_NODES: comma-separated seed nodes of a Redis Cluster (the client learns the others
+ * from them), `host:port` or as URLs, `redis://[user:password@]host:port` (`rediss://` for TLS),
+ * whose scheme and credentials then apply to every node, so the URLs must agree on them.
+ */
+const redisClusterNodes = z.string().transform((value, ctx): RedisClusterConfig => {
+  const nodes: RedisClusterConfig['nodes'] = [];
+  const access = new Map<string, URL>();
+  for (const entry of value.split(',').map((item) => item.trim())) {
+    if (!entry) continue;
+    const isUrl = /^rediss?:\/\//.test(entry);
+    let url: URL | null = null;
+    try {
+      url = new URL(isUrl ? entry : `redis://${entry}`);
+    } catch {}
+    if (!url?.hostname || !url.port || !['', '/'].includes(url.pathname) || url.search || url.hash) {
+      ctx.addIssue({ code: 'custom', message: `not host:port or redis://[user:password@]host:port: ${entry}` });
+      return z.NEVER;
+    }
+    nodes.push({ host: url.hostname.replace(/^\[(.*)\]$/, '$1'), port: Number(url.port) });
+    if (isUrl) access.set(`${url.protocol}${url.username}:${url.password}`, url);
+  }
+  if (nodes.length === 0) {
+    ctx.addIssue({ code: 'custom', message: 'names no node (host:port, comma-separated)' });
+    return z.NEVER;
+  }
+  if (access.size > 1) {
+    ctx.addIssue({
+      code: 'custom',
+      message: 'the node URLs differ in scheme or credentials; every node is reached alike',
+    });
+    return z.NEVER;
+  }
+  const [url] = access.values();
+  return {
+    nodes,
+    ...(url?.username ? { username: decodeURIComponent(url.username) } : {}),
+    ...(url?.password ? { password: decodeURIComponent(url.password) } : {}),
+    tls: url?.protocol === 'rediss:',
+  };
+});
+
 /** 127.0.0.0/8, ::1 or localhost: reachable from this host only. */
 export function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || host === '[::1]' || /^127(\.\d{1,3}){3}$/.test(host);
@@ -105,6 +155,8 @@ export const envSchema = z
       .string()
       .regex(/^rediss?:\/\//, 'must be a redis:// URL')
       .optional(),
+    /** a Redis Cluster instead of one Redis (REDIS_URL): the seed nodes, see redisClusterNodes */
+    REDIS_CLUSTER_NODES: redisClusterNodes.optional(),
     RATE_LIMIT_PER_MINUTE: positiveInt.default(60),
     SERVICE_TOKEN_RATE_LIMIT_PER_MINUTE: positiveInt.default(60),
     THROTTLE_PER_MINUTE: positiveInt.default(600),
@@ -141,6 +193,13 @@ export const envSchema = z
     DEMO: booleanString.optional(),
   })
   .superRefine((env, ctx) => {
+    if (env.REDIS_URL && env.REDIS_CLUSTER_NODES) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['REDIS_CLUSTER_NODES'],
+        message: 'set REDIS_URL (one Redis) or REDIS_CLUSTER_NODES (a Redis Cluster), not both',
+      });
+    }
     if (env.REQUEST_DEADLINE_MS <= env.SUMMARY_TIMEOUT_MS) {
       ctx.addIssue({
         code: 'custom',

@@ -48,12 +48,16 @@ const logger = pino({
 const metrics = createMetrics();
 const rateLimiter = createKeyRateLimiter({
   redisUrl: env.REDIS_URL,
+  redisCluster: env.REDIS_CLUSTER_NODES,
   logger,
   onRedisError: () => metrics.dependencyErrors.inc({ dependency: 'redis' }),
 });
 // A configured Redis must answer at start (the limits are shared through it); once running, an
 // outage falls back to in-process windows (src/limits/key-rate-limiter.ts).
-await rateLimiter.ready().catch((error: unknown) => cannotStart(`REDIS_URL (${redact(env.REDIS_URL ?? '')})`, error));
+const redisSetting = env.REDIS_CLUSTER_NODES
+  ? `REDIS_CLUSTER_NODES (${env.REDIS_CLUSTER_NODES.nodes.map((node) => `${node.host}:${node.port}`).join(',')})`
+  : `REDIS_URL (${redact(env.REDIS_URL ?? '')})`;
+await rateLimiter.ready().catch((error: unknown) => cannotStart(redisSetting, error));
 
 interface DemoFixture {
   organizations: {
