@@ -29,6 +29,8 @@ export interface PgBouncerOptions {
 
 export interface PgBouncer {
   port: number;
+  /** its process (for CPU time) */
+  pid: number;
   /** `upstream` with PgBouncer's address and the database `name` */
   urlFor(name: string): string;
   /** a statement of the admin console (SHOW POOLS, SHOW SERVERS): simple protocol, rows as objects */
@@ -97,6 +99,7 @@ export async function startPgBouncer(options: PgBouncerOptions): Promise<PgBounc
   };
   return {
     port,
+    pid: child.pid ?? 0,
     urlFor,
     admin: async <R>(statement: string) => {
       const client = new pg.Client({ connectionString: urlFor('pgbouncer') });
