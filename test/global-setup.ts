@@ -38,19 +38,25 @@ export default async function setup(project: TestProject) {
     project.provide('templateDatabase', null);
     return;
   }
-  const template = `mg_template_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: base });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${template}`);
-  await migratePostgres(databaseUrlFor(base, template));
-  // Clones need no connection to the template while they are made.
-  await admin.end();
-  project.provide('templateDatabase', template);
-  // Two server connections per test database, whatever the size of its pool.
+  // Two server connections per test database, whatever the size of its pool. Started first: a
+  // PgBouncer that cannot start leaves no template behind.
   const bouncer =
     process.env.TEST_PGBOUNCER === '1'
       ? await startPgBouncer({ upstream: base, poolMode: 'transaction', defaultPoolSize: 2, maxClientConn: 500 })
       : null;
+  const template = `mg_template_${randomBytes(4).toString('hex')}`;
+  try {
+    const admin = new pg.Client({ connectionString: base });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${template}`);
+    await migratePostgres(databaseUrlFor(base, template));
+    // Clones need no connection to the template while they are made.
+    await admin.end();
+  } catch (error) {
+    await bouncer?.stop();
+    throw error;
+  }
+  project.provide('templateDatabase', template);
   if (bouncer) {
     console.log(`[test] the apps connect through PgBouncer in transaction mode (127.0.0.1:${bouncer.port})`);
     project.provide('pgbouncerPort', bouncer.port);
