@@ -150,6 +150,12 @@ export const envSchema = z
       .string()
       .regex(/^postgres(ql)?:\/\//, 'must be a postgresql:// URL')
       .optional(),
+    /**
+     * `transaction`: DATABASE_URL is a transaction pooler (PgBouncer, PgCat, Supavisor, RDS Proxy), so no
+     * statement relies on a server session: no prepared statements, no settings in the startup packet
+     * (docs/connection-poolers.md). `session` (default): PostgreSQL itself or a session pooler.
+     */
+    DATABASE_POOL_MODE: z.enum(['session', 'transaction']).default('session'),
     DATA_DIR: z.string().min(1).default('./.data'),
     REDIS_URL: z
       .string()
@@ -212,6 +218,13 @@ export const envSchema = z
         code: 'custom',
         path: ['METRICS_TOKEN'],
         message: `required when METRICS_HOST (${env.METRICS_HOST}) is not a loopback address: the metrics would be open to the network`,
+      });
+    }
+    if (env.DATABASE_POOL_MODE === 'transaction' && !env.DATABASE_URL) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['DATABASE_POOL_MODE'],
+        message: 'transaction needs DATABASE_URL (the pooler); the embedded database has none',
       });
     }
     if (env.SUMMARY_PROVIDER === 'openai') {

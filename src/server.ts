@@ -37,9 +37,11 @@ const databaseSetting = env.DATABASE_URL ? `DATABASE_URL (${redact(env.DATABASE_
 const database = await openDatabase(target, {
   migrate: true,
   statementTimeoutMs: env.DB_STATEMENT_TIMEOUT_MS,
+  poolMode: env.DATABASE_POOL_MODE,
   owner: 'the server',
 }).catch((error: unknown) => cannotStart(databaseSetting, error));
 console.log(`Migrations: ${database.migrationLog}`);
+if (database.settingsNotice) console.warn(database.settingsNotice);
 const logger = pino({
   level: env.LOG_LEVEL,
   // Never log a key, session token or cookie.

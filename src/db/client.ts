@@ -7,6 +7,7 @@ import { type AdapterOptions, type DatabaseTarget, describeTarget, openAdapter }
 import { migrate } from './migrate.js';
 import { countingFactory } from './query-stats.js';
 import { preparedReader, type SqlReader, sqlReader } from './sql.js';
+import { statementTimeoutNotice } from './transaction-pooling.js';
 
 export type { DatabaseTarget } from './adapter.js';
 export type Prisma = PrismaClient;
@@ -23,15 +24,19 @@ export interface Database {
 export async function openDatabase(
   target: DatabaseTarget,
   options: { migrate?: boolean } & AdapterOptions = {},
-): Promise<Database & { migrationLog: string }> {
+): Promise<Database & { migrationLog: string; settingsNotice: string | null }> {
   const adapter = await openAdapter(target, {
     poolSize: options.poolSize,
+    poolMode: options.poolMode,
     statementTimeoutMs: options.statementTimeoutMs,
     owner: options.owner,
   });
   let migrationLog = '';
+  let settingsNotice: string | null = null;
   try {
-    if (options.migrate) migrationLog = await migrate(target, adapter.pglite);
+    if (options.migrate) migrationLog = await migrate(target, { pglite: adapter.pglite, poolMode: options.poolMode });
+    if (adapter.pool && options.poolMode === 'transaction')
+      settingsNotice = await statementTimeoutNotice(adapter.pool, options.statementTimeoutMs ?? 0);
   } catch (error) {
     await adapter.close();
     throw error;
@@ -42,10 +47,13 @@ export async function openDatabase(
   const prisma = new PrismaClient({ adapter: { ...counting, connect: async () => driver } });
   return {
     prisma,
-    sql: adapter.pool ? preparedReader(adapter.pool) : sqlReader(driver),
+    sql: adapter.pool
+      ? preparedReader(adapter.pool, { unnamed: options.poolMode === 'transaction' })
+      : sqlReader(driver),
     target,
     description: describeTarget(target),
     migrationLog,
+    settingsNotice,
     close: async () => {
       await prisma.$disconnect();
       await adapter.close();
