@@ -1,6 +1,6 @@
 /**
  * Long-polls of the change feed wait here, holding no database connection:
- * one loop per instance asks, a few times a second and only while someone
+ * one loop per instance asks, ten times a second and only while someone
  * waits, where the feeds of the waiting organizations stand (one small
  * statement for all of them), and wakes the waiters whose feed has moved
  * past their cursor. It sees the commits of every instance, whatever
@@ -12,7 +12,7 @@ import { compile } from '../db/kysely.js';
 import type { SqlReader } from '../db/sql.js';
 
 /** How often the feeds of waiting organizations are read: a waiter wakes at most this late. */
-export const WATCH_INTERVAL_MS = 250;
+export const WATCH_INTERVAL_MS = 100;
 
 interface Waiter {
   afterSeq: bigint;
