@@ -81,6 +81,27 @@ const corsOrigins = z
   })
   .default([]);
 
+/** DATABASE_REPLICA_URLS: comma-separated postgresql:// URLs of streaming replicas of DATABASE_URL. */
+const replicaUrls = z
+  .string()
+  .transform((value, ctx): string[] => {
+    const urls = value
+      .split(',')
+      .map((item) => item.trim())
+      .filter(Boolean);
+    const bad = urls.filter((url) => !/^postgres(ql)?:\/\/./.test(url) || !URL.canParse(url));
+    if (bad.length) {
+      ctx.addIssue({ code: 'custom', message: `not a postgresql:// URL: ${bad.map(redactUrl).join(', ')}` });
+      return z.NEVER;
+    }
+    if (new Set(urls).size !== urls.length) ctx.addIssue({ code: 'custom', message: 'a replica is named twice' });
+    return urls;
+  })
+  .default([]);
+
+/** A URL as a message may show it: no password. */
+export const redactUrl = (url: string) => url.replace(/\/\/[^@/]*@/, '//***@');
+
 /** 127.0.0.0/8, ::1 or localhost: reachable from this host only. */
 export function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || host === '[::1]' || /^127(\.\d{1,3}){3}$/.test(host);
@@ -100,6 +121,9 @@ export const envSchema = z
       .string()
       .regex(/^postgres(ql)?:\/\//, 'must be a postgresql:// URL')
       .optional(),
+    DATABASE_REPLICA_URLS: replicaUrls,
+    /** a replica further behind the primary (or not answering) takes no reads until it catches up */
+    REPLICA_MAX_LAG_MS: z.coerce.number().int().min(10).max(600_000).default(1000),
     DATA_DIR: z.string().min(1).default('./.data'),
     REDIS_URL: z
       .string()
@@ -148,6 +172,20 @@ export const envSchema = z
         code: 'custom',
         path: ['METRICS_TOKEN'],
         message: `required when METRICS_HOST (${env.METRICS_HOST}) is not a loopback address: the metrics would be open to the network`,
+      });
+    }
+    if (env.DATABASE_REPLICA_URLS.length && !env.DATABASE_URL) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['DATABASE_REPLICA_URLS'],
+        message: 'read replicas need DATABASE_URL (a PostgreSQL primary); the embedded database has none',
+      });
+    }
+    if (env.DATABASE_URL && env.DATABASE_REPLICA_URLS.includes(env.DATABASE_URL)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['DATABASE_REPLICA_URLS'],
+        message: 'names DATABASE_URL itself: a replica is another server, a streaming standby of it',
       });
     }
     if (env.SUMMARY_PROVIDER === 'openai') {

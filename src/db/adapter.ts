@@ -63,25 +63,33 @@ export interface AdapterOptions {
   owner?: string;
 }
 
+/**
+ * A pool of connections to a PostgreSQL server, as the service opens every one of its servers
+ * (the primary, and each read replica: src/db/replicas.ts).
+ */
+export function openPool(url: string, options: Omit<AdapterOptions, 'owner'> = {}): pg.Pool {
+  return new pg.Pool({
+    connectionString: url,
+    max: options.poolSize ?? 10,
+    // waiting for a pooled connection fails after this long rather than queueing forever
+    connectionTimeoutMillis: 5000,
+    // A connection takes several statements at once (the SQL reader's batches, src/db/sql.ts).
+    pipeline: true,
+    // sent in the startup packet, so it holds for every statement of every pooled connection
+    ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
+    // A prepared statement is planned once per connection, for any values (src/db/sql.ts): left to
+    // choose, PostgreSQL re-plans a statement whose generic plan it estimates dearer on every
+    // execution (list pages: OFFSET and LIMIT). test/db/query-plans.test.ts explains the generic
+    // plans of every route at 100,000 metrics. No parallel workers: a generic plan for an unknown
+    // LIMIT chose them for a page of 100, and starting one cost 30 ms of a 58 ms statement; a
+    // request's statements are small, and the other requests need the cores.
+    options: '-c plan_cache_mode=force_generic_plan -c max_parallel_workers_per_gather=0',
+  });
+}
+
 export async function openAdapter(target: DatabaseTarget, options: AdapterOptions = {}): Promise<OpenAdapter> {
   if (target.kind === 'postgres') {
-    const pool = new pg.Pool({
-      connectionString: target.url,
-      max: options.poolSize ?? 10,
-      // waiting for a pooled connection fails after this long rather than queueing forever
-      connectionTimeoutMillis: 5000,
-      // A connection takes several statements at once (the SQL reader's batches, src/db/sql.ts).
-      pipeline: true,
-      // sent in the startup packet, so it holds for every statement of every pooled connection
-      ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
-      // A prepared statement is planned once per connection, for any values (src/db/sql.ts): left to
-      // choose, PostgreSQL re-plans a statement whose generic plan it estimates dearer on every
-      // execution (list pages: OFFSET and LIMIT). test/db/query-plans.test.ts explains the generic
-      // plans of every route at 100,000 metrics. No parallel workers: a generic plan for an unknown
-      // LIMIT chose them for a page of 100, and starting one cost 30 ms of a 58 ms statement; a
-      // request's statements are small, and the other requests need the cores.
-      options: '-c plan_cache_mode=force_generic_plan -c max_parallel_workers_per_gather=0',
-    });
+    const pool = openPool(target.url, options);
     // Prisma's $disconnect() ends the pool (and the Prisma CLI's, so that it exits).
     return {
       factory: new PrismaPg(pool, { disposeExternalPool: true }),

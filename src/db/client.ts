@@ -6,6 +6,7 @@ import { PrismaClient } from '../generated/prisma/client.js';
 import { type AdapterOptions, type DatabaseTarget, describeTarget, openAdapter } from './adapter.js';
 import { migrate } from './migrate.js';
 import { countingFactory } from './query-stats.js';
+import { openReplicaSet, type ReplicaSet, type ReplicaSetOptions } from './replicas.js';
 import { preparedReader, type SqlReader, sqlReader } from './sql.js';
 
 export type { DatabaseTarget } from './adapter.js';
@@ -15,6 +16,8 @@ export interface Database {
   prisma: PrismaClient;
   /** raw reads on the same connections as `prisma`, prepared on PostgreSQL (src/db/sql.ts) */
   sql: SqlReader;
+  /** the read replicas (DATABASE_REPLICA_URLS, PostgreSQL only); null: none */
+  replicas: ReplicaSet | null;
   target: DatabaseTarget;
   description: string;
   close(): Promise<void>;
@@ -22,7 +25,11 @@ export interface Database {
 
 export async function openDatabase(
   target: DatabaseTarget,
-  options: { migrate?: boolean } & AdapterOptions = {},
+  options: {
+    migrate?: boolean;
+    /** opened with the primary's pool size and statement timeout */
+    replicas?: { urls: readonly string[] } & Omit<ReplicaSetOptions, 'poolSize' | 'statementTimeoutMs'>;
+  } & AdapterOptions = {},
 ): Promise<Database & { migrationLog: string }> {
   const adapter = await openAdapter(target, {
     poolSize: options.poolSize,
@@ -30,8 +37,17 @@ export async function openDatabase(
     owner: options.owner,
   });
   let migrationLog = '';
+  let replicas: ReplicaSet | null = null;
   try {
     if (options.migrate) migrationLog = await migrate(target, adapter.pglite);
+    if (options.replicas?.urls.length) {
+      if (!adapter.pool) throw new Error('read replicas need a PostgreSQL primary (DATABASE_URL)');
+      replicas = await openReplicaSet(adapter.pool, options.replicas.urls, {
+        ...options.replicas,
+        poolSize: options.poolSize,
+        statementTimeoutMs: options.statementTimeoutMs,
+      });
+    }
   } catch (error) {
     await adapter.close();
     throw error;
@@ -43,10 +59,12 @@ export async function openDatabase(
   return {
     prisma,
     sql: adapter.pool ? preparedReader(adapter.pool) : sqlReader(driver),
+    replicas,
     target,
     description: describeTarget(target),
     migrationLog,
     close: async () => {
+      await replicas?.close();
       await prisma.$disconnect();
       await adapter.close();
     },

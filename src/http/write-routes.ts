@@ -72,6 +72,17 @@ export async function writeRoutes(app: FastifyInstance, deps: WriteRoutesDeps) {
     return admitAdminSession(access, request, reply);
   }
 
+  /**
+   * With read replicas, the organization reads from the primary until they
+   * have replayed this write (src/db/write-marks.ts). The write is committed
+   * either way: a failure here is logged, not answered.
+   */
+  async function noteWrite(request: FastifyRequest, orgId: string): Promise<void> {
+    await access.routing
+      ?.noteWrite(orgId)
+      .catch((error: unknown) => request.log.warn({ err: error }, 'could not note the write for read-your-writes'));
+  }
+
   function principalOf(request: FastifyRequest): Principal {
     const principal = principals.get(request);
     if (!principal) throw new Error('write route reached without an admitted caller');
@@ -119,6 +130,7 @@ export async function writeRoutes(app: FastifyInstance, deps: WriteRoutesDeps) {
           dryRun,
           prune,
         });
+        if (!dryRun) await noteWrite(request, principal.org.id);
         return { data: { plan: plan.entries, totals: plan.totals, dry_run: dryRun, applied } };
       } catch (error) {
         if (error instanceof RegistryError) throw problemsResponse(error.lines(locate));
@@ -144,6 +156,7 @@ export async function writeRoutes(app: FastifyInstance, deps: WriteRoutesDeps) {
       try {
         const batch = parseValidationBatch(parsedText.value);
         const recorded = await recordValidations(access.prisma, principal.org.id, batch);
+        await noteWrite(request, principal.org.id);
         return { data: recorded };
       } catch (error) {
         if (error instanceof RegistryError) throw problemsResponse(error.lines());
