@@ -55,6 +55,8 @@ try {
   type Row = { config: string; route: string; round: number; rps: number; p50: number; p99: number } & {
     primaryPerRequest: number;
     replicaPerRequest: number;
+    primaryCpuMsPerRequest: number;
+    replicaCpuMsPerRequest: number;
     cpuMsPerRequest: number;
     bad: number;
   };
@@ -66,7 +68,12 @@ try {
   for (let round = 1; round <= Number(args.rounds); round++) {
     for (const route of ['detail', 'list'] as const) {
       for (const { config, env } of configs) {
-        const before = { primary: await commits(servers.primary.url), replica: await commits(servers.replica.url) };
+        const before = {
+          primary: await commits(servers.primary.url),
+          replica: await commits(servers.replica.url),
+          primaryCpu: servers.primary.cpuMs(),
+          replicaCpu: servers.replica.cpuMs(),
+        };
         const service = await startNode(
           'service',
           'src/server.ts',
@@ -100,6 +107,8 @@ try {
             bad: result.non2xx + result.errors,
             primaryPerRequest: 0,
             replicaPerRequest: 0,
+            primaryCpuMsPerRequest: 0,
+            replicaCpuMsPerRequest: 0,
           });
         } finally {
           // A backend flushes its counters when its connection closes: stop the service, then count.
@@ -109,6 +118,9 @@ try {
         if (row) {
           row.primaryPerRequest = ((await commits(servers.primary.url)) - before.primary) / requests;
           row.replicaPerRequest = ((await commits(servers.replica.url)) - before.replica) / requests;
+          // Over warm-up and run, the service's start and stop included: a little over the requests' own.
+          row.primaryCpuMsPerRequest = (servers.primary.cpuMs() - before.primaryCpu) / requests;
+          row.replicaCpuMsPerRequest = (servers.replica.cpuMs() - before.replicaCpu) / requests;
         }
         console.log(JSON.stringify(rows[rows.length - 1]));
       }
@@ -144,7 +156,7 @@ try {
   console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
   for (const row of rows) {
     console.log(
-      `| ${row.config} | ${row.route} | ${row.round} | ${Math.round(row.rps)} | ${row.p50} | ${row.p99} | ${row.cpuMsPerRequest.toFixed(2)} | ${row.primaryPerRequest.toFixed(2)} | ${row.replicaPerRequest.toFixed(2)} | ${row.bad} |`,
+      `| ${row.config} | ${row.route} | ${row.round} | ${Math.round(row.rps)} | ${row.p50} | ${row.p99} | ${row.cpuMsPerRequest.toFixed(2)} | ${row.primaryPerRequest.toFixed(2)} | ${row.replicaPerRequest.toFixed(2)} | ${row.primaryCpuMsPerRequest.toFixed(3)} | ${row.replicaCpuMsPerRequest.toFixed(3)} | ${row.bad} |`,
     );
   }
   console.log(

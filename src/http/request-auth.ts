@@ -55,6 +55,21 @@ export function readerOf(deps: AccessDeps, request: FastifyRequest): SqlReader {
   return deps.routing ? deps.routing.routeOf(request).sql : deps.sql;
 }
 
+/**
+ * The reader of a state the client has seen, such as a change-feed cursor:
+ * the request's replica when `probe`, run on it, finds that state there
+ * (for a feed: the replica's latest `seq` of the organization is at least the
+ * cursor), else the primary's, for the rest of the request. Without replicas
+ * it is `deps.sql` and `probe` does not run.
+ */
+export async function readerAtLeast(
+  deps: AccessDeps,
+  request: FastifyRequest,
+  probe: (sql: SqlReader) => Promise<boolean>,
+): Promise<SqlReader> {
+  return deps.routing ? deps.routing.routeOf(request).atLeast(probe) : deps.sql;
+}
+
 /** `deps` with the request's reader, for what takes its reader from the deps (a GraphQL context, MCP). */
 export function readsOf(deps: AccessDeps, request: FastifyRequest): AccessDeps {
   return deps.routing ? { ...deps, sql: deps.routing.routeOf(request).sql } : deps;

@@ -78,8 +78,9 @@ export async function writeRoutes(app: FastifyInstance, deps: WriteRoutesDeps) {
    * either way: a failure here is logged, not answered.
    */
   async function noteWrite(request: FastifyRequest, orgId: string): Promise<void> {
+    if (!access.routing) return;
     await access.routing
-      ?.noteWrite(orgId)
+      .noteWrite(orgId)
       .catch((error: unknown) => request.log.warn({ err: error }, 'could not note the write for read-your-writes'));
   }
 

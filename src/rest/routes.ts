@@ -246,15 +246,16 @@ export async function restRoutes(app: FastifyInstance, deps: RestDeps) {
     // metrics and on the time, so the tag carries the verdict as it stands now.
     const tagOf = (version: string | null | undefined, trust: TrustTag | null, summaryPart: string) =>
       entityTag(['contract', org.id, org.slug, config.publicAppUrl, id, version ?? 'unversioned', trust, summaryPart]);
-    const readState = async () => {
-      const state = stateFirst ? await metricState(request, org.id, id, generator, true) : null;
+    const tagState = (state: MetricState | null) => {
       const trust = state?.trust ? trustTag(trustVerdict(state.trust, config.trust, new Date())) : null;
       const current = state && currentSummaryPart(generator, state);
       const tag = state && current !== null ? tagOf(state.version, trust, current) : null;
       return { state, trust, current, tag, matches: tag !== null && noneMatchFails(request, tag) };
     };
-    let read = await readState();
-    if (!read.matches && conditional(request) && leaveReplica(request)) read = await readState();
+    let read = tagState(stateFirst ? await metricState(request, org.id, id, generator, true) : null);
+    if (!read.matches && conditional(request) && leaveReplica(request)) {
+      read = tagState(await metricState(request, org.id, id, generator, true));
+    }
     const { state, trust: stateTrust, current, tag: currentTag } = read;
     if (currentTag && read.matches) {
       // Only a summary the cache (or the lack of any discussion) answers is a 304: nothing generated or billed.

@@ -5,7 +5,7 @@
  * refuses to run as root: the servers run as the `postgres` user.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -23,11 +23,45 @@ function asPostgres(command: string, args: string[]): void {
 
 export interface Server {
   url: string;
+  /** CPU time (user + system, ms) of the server and its processes so far, ended ones included */
+  cpuMs(): number;
   /** the server's log (`log_statement = all`: every statement it ran) */
   log(): string;
   start(): void;
   /** immediate shutdown, as a crash would */
   stop(): void;
+}
+
+const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
+
+/** utime, stime, cutime, cstime of a process (fields 14 to 17 of /proc/<pid>/stat), and its parent. */
+function times(pid: number): { ticks: number; children: number; parent: number } | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat
+      .slice(stat.lastIndexOf(')') + 2)
+      .split(' ')
+      .map(Number);
+    return {
+      ticks: (fields[11] ?? 0) + (fields[12] ?? 0),
+      children: (fields[13] ?? 0) + (fields[14] ?? 0),
+      parent: fields[1] ?? 0,
+    };
+  } catch {
+    return null;
+  }
+}
+
+/** The postmaster's CPU, its ended children's (reaped into it) and its live children's. */
+function serverCpuMs(postmaster: number): number {
+  const own = times(postmaster);
+  let ticks = own ? own.ticks + own.children : 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const child = times(Number(entry));
+    if (child?.parent === postmaster) ticks += child.ticks;
+  }
+  return (ticks * 1000) / CLOCK_TICKS;
 }
 
 export interface PrimaryWithReplica {
@@ -54,6 +88,7 @@ export async function startPrimaryWithReplica(options: { logStatements?: boolean
     const started = { running: false };
     return {
       url: `postgresql://postgres@127.0.0.1:${port}/postgres`,
+      cpuMs: () => serverCpuMs(Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0])),
       log: () => (existsSync(logFile) ? readFileSync(logFile, 'utf8') : ''),
       start() {
         asPostgres('pg_ctl', ['-D', data, '-w', '-o', `-p ${port} ${settings}`, '-l', logFile, 'start']);

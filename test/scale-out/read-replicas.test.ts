@@ -9,13 +9,16 @@
  * Redis) reads the organization from the primary until the replica has
  * replayed the write.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Database, openDatabase } from '../../src/db/client.js';
 import { ReadRouting } from '../../src/db/read-routing.js';
+import type { SqlReader } from '../../src/db/sql.js';
 import { createWriteMarks } from '../../src/db/write-marks.js';
 import { loadFixture } from '../../src/fixtures/load.js';
 import { createMetrics } from '../../src/http/metrics.js';
+import { type AccessDeps, readerAtLeast } from '../../src/http/request-auth.js';
+import { readMetricState } from '../../src/metric/state.js';
 import { registry } from '../fixtures/registry.js';
 import { buildTestInstance } from '../helpers/app.js';
 import { freePort } from '../helpers/ports.js';
@@ -86,7 +89,7 @@ describe.skipIf(!canRunReplicas || process.env.SKIP_SLOW_PEERS === '1')('read re
     });
     const replica = replicas.replicas[0];
     if (!replica) throw new Error('no replica');
-    return { app, routing, replica, logs, metrics, get: getter(app) };
+    return { app, database, routing, replica, logs, metrics, get: getter(app) };
   }
 
   const getter =
@@ -198,6 +201,44 @@ describe.skipIf(!canRunReplicas || process.env.SKIP_SLOW_PEERS === '1')('read re
     expect(ready.json().replicas[0]).toMatchObject({ reads: true });
     await describeMetric('As first written.');
     await servers.caughtUp();
+  });
+
+  it('a reader can be asked for a state the client has seen (a feed cursor): the replica when it has it', async () => {
+    const a = await instance(60_000);
+    const deps = { routing: a.routing, sql: a.database.sql } as unknown as AccessDeps;
+    const versionOn = async (sql: SqlReader) =>
+      BigInt((await readMetricState(sql, org.id, metric.id, null))?.version ?? 0);
+    const versionOnPrimary = async () =>
+      BigInt(
+        (
+          await servers.query<{ v: string }>(
+            servers.primary.url,
+            'SELECT version AS v FROM metric_etag WHERE metric_id = $1',
+            [metric.id],
+          )
+        )[0]?.v ?? 0,
+      );
+    const seen = await versionOnPrimary();
+    await servers.pauseReplay();
+    try {
+      await describeMetric('Changed for a cursor.');
+      const latest = await versionOnPrimary();
+      expect(latest).toBeGreaterThan(seen);
+      // A client that saw `seen`: the paused replica has it, and serves it.
+      const onReplica = await readerAtLeast(deps, {} as FastifyRequest, async (sql) => (await versionOn(sql)) >= seen);
+      expect(await versionOn(onReplica)).toBe(seen);
+      // A client that saw `latest`: the replica has not, so the primary serves.
+      const onPrimary = await readerAtLeast(
+        deps,
+        {} as FastifyRequest,
+        async (sql) => (await versionOn(sql)) >= latest,
+      );
+      expect(await versionOn(onPrimary)).toBe(latest);
+    } finally {
+      await servers.resumeReplay();
+      await describeMetric('As first written.');
+      await servers.caughtUp();
+    }
   });
 
   it('a replica stopped under load costs no 5xx: its reads run on the primary', async () => {
