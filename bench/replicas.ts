@@ -151,9 +151,9 @@ try {
   latencies.sort((a, b) => a - b);
 
   console.log(
-    '\n| configuration | route | round | rps | p50 ms | p99 ms | service CPU ms/req | primary xacts/req | replica xacts/req | bad |',
+    '\n| configuration | route | round | rps | p50 ms | p99 ms | service CPU ms/req | primary xacts/req | replica xacts/req | primary CPU ms/req | replica CPU ms/req | bad |',
   );
-  console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
+  console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
   for (const row of rows) {
     console.log(
       `| ${row.config} | ${row.route} | ${row.round} | ${Math.round(row.rps)} | ${row.p50} | ${row.p99} | ${row.cpuMsPerRequest.toFixed(2)} | ${row.primaryPerRequest.toFixed(2)} | ${row.replicaPerRequest.toFixed(2)} | ${row.primaryCpuMsPerRequest.toFixed(3)} | ${row.replicaCpuMsPerRequest.toFixed(3)} | ${row.bad} |`,

@@ -67,8 +67,15 @@ export interface AdapterOptions {
  * A pool of connections to a PostgreSQL server, as the service opens every one of its servers
  * (the primary, and each read replica: src/db/replicas.ts).
  */
-export function openPool(url: string, options: Omit<AdapterOptions, 'owner'> = {}): pg.Pool {
+export function openPool(
+  url: string,
+  options: Omit<AdapterOptions, 'owner'> & {
+    /** the client gives up on a statement after this long (a server that stopped answering); default never */
+    queryTimeoutMs?: number;
+  } = {},
+): pg.Pool {
   return new pg.Pool({
+    ...(options.queryTimeoutMs ? { query_timeout: options.queryTimeoutMs } : {}),
     connectionString: url,
     max: options.poolSize ?? 10,
     // waiting for a pooled connection fails after this long rather than queueing forever

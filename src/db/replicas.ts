@@ -90,7 +90,12 @@ function describe(url: string): string {
 
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
-/** `promise`, or a rejection after `ms`: a server that stops answering (not refusing) fails its check. */
+/**
+ * `promise`, or a rejection after `ms`: a server that stops answering (not
+ * refusing) fails its check at once, even while a connection to it is still
+ * being opened. The check's own `query_timeout` then gives its connection
+ * back (closed), so a hung server holds none and closing never waits on it.
+ */
 function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
@@ -116,7 +121,13 @@ export async function openReplicaSet(
     (url) =>
       new ReplicaState(
         describe(url),
-        openPool(url, { poolSize: options.poolSize, statementTimeoutMs: options.statementTimeoutMs }),
+        openPool(url, {
+          poolSize: options.poolSize,
+          statementTimeoutMs: options.statementTimeoutMs,
+          // A replica that stops answering (not refusing) would hold a read until the request's
+          // deadline: past the statement timeout by a second, the read is given up and runs on the primary.
+          ...(options.statementTimeoutMs ? { queryTimeoutMs: options.statementTimeoutMs + 1000 } : {}),
+        }),
       ),
   );
   /** The primary's positions of the last checks, oldest first: a replica's lag is read off them. */
@@ -140,9 +151,12 @@ export async function openReplicaSet(
     replica.pool.on('error', (error) => setReads(replica, false, `connection lost: ${error.message}`));
   }
 
+  /** A check's statement, given up after the timeout (node-postgres's `query_timeout`, which its types leave out). */
+  const checkQuery = (text: string) => ({ text, query_timeout: timeoutMs }) as pg.QueryConfig;
+
   const primaryLsn = async () => {
     const { rows } = await within(
-      primary.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn'),
+      primary.query<{ lsn: string }>(checkQuery('SELECT pg_current_wal_lsn()::text AS lsn')),
       timeoutMs,
       'the primary',
     );
@@ -152,7 +166,7 @@ export async function openReplicaSet(
   const checkReplica = async (replica: ReplicaState) => {
     try {
       const { rows } = await within(
-        replica.pool.query<{ lsn: string | null }>('SELECT pg_last_wal_replay_lsn()::text AS lsn'),
+        replica.pool.query<{ lsn: string | null }>(checkQuery('SELECT pg_last_wal_replay_lsn()::text AS lsn')),
         timeoutMs,
         replica.name,
       );

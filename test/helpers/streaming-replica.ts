@@ -30,6 +30,10 @@ export interface Server {
   start(): void;
   /** immediate shutdown, as a crash would */
   stop(): void;
+  /** SIGSTOP to the server and its processes: it stops answering without closing anything */
+  freeze(): void;
+  /** SIGCONT: it answers again */
+  thaw(): void;
 }
 
 const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
@@ -52,16 +56,31 @@ function times(pid: number): { ticks: number; children: number; parent: number }
   }
 }
 
+const postmasterOf = (data: string) => Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+
+/** The live processes whose parent is `postmaster`. */
+function childrenOf(postmaster: number): number[] {
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry) && times(Number(entry))?.parent === postmaster)
+    .map(Number);
+}
+
 /** The postmaster's CPU, its ended children's (reaped into it) and its live children's. */
 function serverCpuMs(postmaster: number): number {
   const own = times(postmaster);
   let ticks = own ? own.ticks + own.children : 0;
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const child = times(Number(entry));
-    if (child?.parent === postmaster) ticks += child.ticks;
-  }
+  for (const child of childrenOf(postmaster)) ticks += times(child)?.ticks ?? 0;
   return (ticks * 1000) / CLOCK_TICKS;
+}
+
+function signalServer(postmaster: number, signal: NodeJS.Signals): void {
+  for (const pid of [postmaster, ...childrenOf(postmaster)]) {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // ended meanwhile
+    }
+  }
 }
 
 export interface PrimaryWithReplica {
@@ -88,7 +107,9 @@ export async function startPrimaryWithReplica(options: { logStatements?: boolean
     const started = { running: false };
     return {
       url: `postgresql://postgres@127.0.0.1:${port}/postgres`,
-      cpuMs: () => serverCpuMs(Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0])),
+      cpuMs: () => serverCpuMs(postmasterOf(data)),
+      freeze: () => signalServer(postmasterOf(data), 'SIGSTOP'),
+      thaw: () => signalServer(postmasterOf(data), 'SIGCONT'),
       log: () => (existsSync(logFile) ? readFileSync(logFile, 'utf8') : ''),
       start() {
         asPostgres('pg_ctl', ['-D', data, '-w', '-o', `-p ${port} ${settings}`, '-l', logFile, 'start']);

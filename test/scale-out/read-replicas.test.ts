@@ -67,7 +67,11 @@ describe.skipIf(!canRunReplicas || process.env.SKIP_SLOW_PEERS === '1')('read re
   });
 
   /** An app instance reading from the replica (`maxLagMs`), with its own logger, metrics and marks. */
-  async function instance(maxLagMs: number, marks: { redisUrl?: string; keyPrefix?: string } = {}) {
+  async function instance(
+    maxLagMs: number,
+    marks: { redisUrl?: string; keyPrefix?: string } = {},
+    statementTimeoutMs?: number,
+  ) {
     const logs: LogLine[] = [];
     const logger = {
       info: (fields: object, message: string) => logs.push({ level: 'info', fields, message }),
@@ -75,7 +79,7 @@ describe.skipIf(!canRunReplicas || process.env.SKIP_SLOW_PEERS === '1')('read re
     };
     const database = await openDatabase(
       { kind: 'postgres', url: servers.primary.url },
-      { poolSize: 4, replicas: { urls: [servers.replica.url], maxLagMs, logger } },
+      { poolSize: 4, statementTimeoutMs, replicas: { urls: [servers.replica.url], maxLagMs, logger } },
     );
     const replicas = database.replicas;
     if (!replicas) throw new Error('no replica set');
@@ -261,6 +265,29 @@ describe.skipIf(!canRunReplicas || process.env.SKIP_SLOW_PEERS === '1')('read re
     }
     await until(() => a.replica.reads, 'the restarted replica to rejoin the read set', 30_000);
     expect((await a.get(detail)).statusCode).toBe(200);
+  });
+
+  it('a replica that stops answering (frozen) costs no 5xx: its reads give up and run on the primary', async () => {
+    // A statement timeout of 1 s: a read on the frozen replica is given up after 2 s (src/db/replicas.ts).
+    const a = await instance(60_000, {}, 1000);
+    try {
+      servers.replica.freeze();
+      const started = performance.now();
+      const answers = await Promise.all(
+        Array.from({ length: 8 }, (_, i) => a.get(i % 2 ? detail : '/api/v1/metrics').then((res) => res.statusCode)),
+      );
+      expect(answers).toEqual(Array(8).fill(200));
+      expect(performance.now() - started).toBeLessThan(10_000);
+      await until(() => !a.replica.reads, 'the frozen replica to leave the read set');
+      expect(a.replica.reason).toMatch(/not answering|failed a read/);
+      // Out of the read set, the next requests do not wait for it at all.
+      const next = performance.now();
+      expect((await a.get(detail)).statusCode).toBe(200);
+      expect(performance.now() - next).toBeLessThan(1000);
+    } finally {
+      servers.replica.thaw();
+    }
+    await until(() => a.replica.reads, 'the thawed replica to rejoin the read set', 30_000);
   });
 
   it('after an apply, another instance sharing Redis reads the organization from the primary', async () => {
