@@ -10,7 +10,7 @@
  * servers run as `postgres`), seeds the bench registry (bench/seed.ts), and
  * runs the service (`src/server.ts` under tsx, NODE_ENV=production) once per
  * configuration and route, so that the servers' counters are flushed when it
- * stops. Redis at BENCH_REDIS_URL (default redis://127.0.0.1:6379).
+ * stops. Redis at BENCH_REDIS_URL (default redis://127.0.0.1:6379; `none`: without Redis).
  */
 import { parseArgs } from 'node:util';
 import pg from 'pg';
@@ -29,6 +29,7 @@ const { values: args } = parseArgs({
     writes: { type: 'string', default: '200' },
   },
 });
+/** `none`: no Redis (in-process limits and read-your-writes marks), to see what Redis costs per request. */
 const redisUrl = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 const servers = await startPrimaryWithReplica();
@@ -80,7 +81,7 @@ try {
           {
             ...env,
             DATABASE_URL: servers.primary.url,
-            REDIS_URL: redisUrl,
+            ...(redisUrl === 'none' ? {} : { REDIS_URL: redisUrl }),
             THROTTLE_PER_MINUTE: '1000000000',
             LOG_LEVEL: 'warn',
             NODE_ENV: 'production',

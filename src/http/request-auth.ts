@@ -70,6 +70,19 @@ export async function readerAtLeast(
   return deps.routing ? deps.routing.routeOf(request).atLeast(probe) : deps.sql;
 }
 
+/**
+ * After a write of `orgId` committed (an apply, validations, a key revoked):
+ * with replicas, the organization reads from the primary until they have
+ * replayed it (src/db/write-marks.ts). The write stands either way: a
+ * failure to note it is logged, not answered.
+ */
+export async function noteOrganizationWrite(deps: AccessDeps, request: FastifyRequest, orgId: string): Promise<void> {
+  if (!deps.routing) return;
+  await deps.routing
+    .noteWrite(orgId)
+    .catch((error: unknown) => request.log.warn({ err: error }, 'could not note the write for read-your-writes'));
+}
+
 /** `deps` with the request's reader, for what takes its reader from the deps (a GraphQL context, MCP). */
 export function readsOf(deps: AccessDeps, request: FastifyRequest): AccessDeps {
   return deps.routing ? { ...deps, sql: deps.routing.routeOf(request).sql } : deps;

@@ -18,7 +18,7 @@ import { parseValidationBatch, recordValidations } from '../registry/validations
 import { rejectCrossOrigin } from './cross-origin.js';
 import { clientErrorHandler } from './error-reply.js';
 import { firstHeader } from './headers.js';
-import { type AccessDeps, admitAdminSession, admitServiceToken } from './request-auth.js';
+import { type AccessDeps, admitAdminSession, admitServiceToken, noteOrganizationWrite } from './request-auth.js';
 
 export interface WriteRoutesDeps {
   access: AccessDeps;
@@ -72,18 +72,6 @@ export async function writeRoutes(app: FastifyInstance, deps: WriteRoutesDeps) {
     return admitAdminSession(access, request, reply);
   }
 
-  /**
-   * With read replicas, the organization reads from the primary until they
-   * have replayed this write (src/db/write-marks.ts). The write is committed
-   * either way: a failure here is logged, not answered.
-   */
-  async function noteWrite(request: FastifyRequest, orgId: string): Promise<void> {
-    if (!access.routing) return;
-    await access.routing
-      .noteWrite(orgId)
-      .catch((error: unknown) => request.log.warn({ err: error }, 'could not note the write for read-your-writes'));
-  }
-
   function principalOf(request: FastifyRequest): Principal {
     const principal = principals.get(request);
     if (!principal) throw new Error('write route reached without an admitted caller');
@@ -131,7 +119,7 @@ export async function writeRoutes(app: FastifyInstance, deps: WriteRoutesDeps) {
           dryRun,
           prune,
         });
-        if (!dryRun) await noteWrite(request, principal.org.id);
+        if (!dryRun) await noteOrganizationWrite(access, request, principal.org.id);
         return { data: { plan: plan.entries, totals: plan.totals, dry_run: dryRun, applied } };
       } catch (error) {
         if (error instanceof RegistryError) throw problemsResponse(error.lines(locate));
@@ -157,7 +145,7 @@ export async function writeRoutes(app: FastifyInstance, deps: WriteRoutesDeps) {
       try {
         const batch = parseValidationBatch(parsedText.value);
         const recorded = await recordValidations(access.prisma, principal.org.id, batch);
-        await noteWrite(request, principal.org.id);
+        await noteOrganizationWrite(access, request, principal.org.id);
         return { data: recorded };
       } catch (error) {
         if (error instanceof RegistryError) throw problemsResponse(error.lines());

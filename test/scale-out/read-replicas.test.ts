@@ -11,6 +11,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashSecret } from '../../src/auth/secrets.js';
 import { type Database, openDatabase } from '../../src/db/client.js';
 import { ReadRouting } from '../../src/db/read-routing.js';
 import type { SqlReader } from '../../src/db/sql.js';
@@ -24,7 +25,7 @@ import { buildTestInstance } from '../helpers/app.js';
 import { freePort } from '../helpers/ports.js';
 import { startRedis } from '../helpers/redis.js';
 import { canRunReplicas, type PrimaryWithReplica, startPrimaryWithReplica } from '../helpers/streaming-replica.js';
-import { doc, docMetric, newTeamOrg, putRegistry } from '../registry/support.js';
+import { doc, docMetric, HOST, newTeamOrg, putRegistry } from '../registry/support.js';
 
 const fixture = registry();
 const org = fixture.org({ slug: 'replicated' });
@@ -290,7 +291,7 @@ describe.skipIf(!canRunReplicas || process.env.SKIP_SLOW_PEERS === '1')('read re
     await until(() => a.replica.reads, 'the thawed replica to rejoin the read set', 30_000);
   });
 
-  it('after an apply, another instance sharing Redis reads the organization from the primary', async () => {
+  it('after an apply or a revocation, another instance sharing Redis reads the organization from the primary', async () => {
     const redisPort = await freePort();
     const redis = await startRedis(redisPort);
     closers.push(async () => void redis.kill());
@@ -323,5 +324,27 @@ describe.skipIf(!canRunReplicas || process.env.SKIP_SLOW_PEERS === '1')('read re
     const before = keyLookups(servers.replica.log());
     expect((await list(reader)).json().pagination.total).toBe(1);
     await until(() => keyLookups(servers.replica.log()) > before, 'a read on the replica');
+
+    // A key revoked on one instance is refused at once by the other, whatever the replica has replayed.
+    await servers.pauseReplay();
+    try {
+      const [row] = await servers.query<{ id: string }>(
+        servers.primary.url,
+        'SELECT id FROM api_key WHERE key_hash = $1',
+        [hashSecret(team.key)],
+      );
+      const revoked = await writer.app.inject({
+        method: 'DELETE',
+        url: `/api/api-keys/${row?.id}`,
+        headers: { host: HOST, cookie: `session=${team.ownerSession}` },
+      });
+      expect(revoked.statusCode, revoked.body).toBe(200);
+      const refused = await list(reader);
+      expect(refused.statusCode).toBe(401);
+      expect(refused.json()).toEqual({ error: 'API key has been revoked' });
+      expect((await list(alone)).statusCode).toBe(200);
+    } finally {
+      await servers.resumeReplay();
+    }
   });
 });
