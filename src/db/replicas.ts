@@ -208,6 +208,11 @@ export async function openReplicaSet(
   let closed = false;
   let running: Promise<void> = check();
   await running;
+  // A replica that is well at start says so by joining; one that is not is said here, once.
+  for (const replica of replicas) {
+    if (!replica.reads)
+      logger.warn({ replica: replica.name, reason: replica.reason }, 'replica takes no reads at start');
+  }
   let timer: NodeJS.Timeout;
   const schedule = () => {
     timer = setTimeout(() => {
