@@ -27,6 +27,8 @@ export interface ApplyStep {
 export interface ApplyScenario {
   metrics: number;
   first: ApplyStep;
+  /** change-feed events the first apply recorded, and how many a second of the apply that makes */
+  firstEvents: { events: number; perSecond: number };
   noop: ApplyStep;
   changed100: ApplyStep;
   dbtImport: ApplyStep;
@@ -39,6 +41,15 @@ async function organizationWithToken(databaseUrl: string, slug: string): Promise
     await createOrganization(database.prisma, { slug, name: slug });
     const token = await createServiceToken(database.prisma, { org: slug, name: 'bench', scopes: ['registry:write'] });
     return token.secret;
+  } finally {
+    await database.close();
+  }
+}
+
+async function eventsOf(databaseUrl: string, slug: string): Promise<number> {
+  const database = await openDatabase({ kind: 'postgres', url: databaseUrl }, { poolSize: 1 });
+  try {
+    return await database.prisma.changeEvent.count({ where: { organization: { slug } } });
   } finally {
     await database.close();
   }
@@ -82,6 +93,9 @@ export async function runApplyScenario(
   log(
     `apply: first of ${n} in ${first.seconds.toFixed(1)} s, ${first.statements} statements, peak RSS ${first.peakRssMb} MB`,
   );
+  const events = await eventsOf(databaseUrl, 'bench-apply');
+  const firstEvents = { events, perSecond: Math.round(events / first.seconds) };
+  log(`apply: the first recorded ${events} change-feed events (${firstEvents.perSecond} a second of the apply)`);
   const noop = await put(service, token, document());
   log(`apply: no-op in ${noop.seconds.toFixed(2)} s, ${noop.statements} statements`);
   const changed100 = await put(service, token, document(100, 1));
@@ -109,5 +123,13 @@ export async function runApplyScenario(
   log(
     `apply: detail ${alone.rps.toFixed(0)} rps alone, ${duringApply.rps.toFixed(0)} rps beside ${appliesDuring} applies of ${n} changes (${ratio.toFixed(2)}x); RSS now ${memoryMb(service.pid).rss.toFixed(0)} MB`,
   );
-  return { metrics: n, first, noop, changed100, dbtImport, detail: { alone, duringApply, appliesDuring, ratio } };
+  return {
+    metrics: n,
+    first,
+    firstEvents,
+    noop,
+    changed100,
+    dbtImport,
+    detail: { alone, duringApply, appliesDuring, ratio },
+  };
 }

@@ -1,13 +1,14 @@
 /**
  * npm run bench -- [--metrics 10000] [--connections 32] [--duration 10] [--rounds 3]
  *                  [--routes list,list-304,search,search-cold,search-written,detail,detail-304,contract,graphql]
- *                  [--quick] [--keep] [--profile <route>] [--apply-metrics 10000 | --skip-apply]
+ *                  [--quick] [--keep] [--profile <route>] [--apply-metrics 10000 | --skip-apply] [--skip-changes]
  *
  * Builds the service (`npm run build`), creates bench_<timestamp> on BENCH_DATABASE_URL's server,
  * migrates and seeds it, starts the service (compiled, as in production: dist/server.js), the
  * floor (bench/floor.ts) and, for the GraphQL dashboard, PostGraphile (bench/postgraphile.ts) as
  * child processes, checks that they answer the same, then loads them in turn (A B A B ..., A B C
- * for graphql), then runs the apply scenario (bench/apply.ts) and writes bench/results/<date>.json.
+ * for graphql), then runs the apply scenario (bench/apply.ts) and the change-feed scenario with three
+ * instances (bench/changes.ts), and writes bench/results/<date>.json.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -16,6 +17,7 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { migratePostgres } from '../src/db/migrate.js';
 import { runApplyScenario } from './apply.js';
+import { runChangesScenario } from './changes.js';
 import { checkEquivalence, peerStatementCounts, statementCounts } from './checks.js';
 import {
   ALL_ROUTES,
@@ -47,6 +49,7 @@ const { values: args } = parseArgs({
     profile: { type: 'string' },
     'apply-metrics': { type: 'string', default: '10000' },
     'skip-apply': { type: 'boolean', default: false },
+    'skip-changes': { type: 'boolean', default: false },
   },
 });
 
@@ -280,6 +283,28 @@ async function main() {
           duration,
           log,
         });
+    let changes = null;
+    if (!args['skip-changes']) {
+      // Two more instances beside this one: the feed's long-polls and commits cross instances.
+      const others: Started[] = [];
+      for (const name of ['service 2', 'service 3']) {
+        const other = await startNode(name, SERVICE_SCRIPT, serviceEnv(databaseUrl), {
+          readyPath: '/healthz',
+          nodeArgs: SERVICE_NODE_ARGS,
+        });
+        running.push(other);
+        others.push(other);
+      }
+      changes = await runChangesScenario([timed, ...others], databaseUrl, {
+        rounds: 50,
+        apiKey: data.apiKey,
+        detail: routeRequest('detail', data.metricIds),
+        connections,
+        duration,
+        log,
+      });
+      for (const other of others) await other.stop();
+    }
     await timed.stop();
 
     let profile: (ProfileSummary & { route: string; file: string }) | null = null;
@@ -325,6 +350,7 @@ async function main() {
       },
       ...report,
       apply,
+      changes,
       raw: results,
       profile,
       totalSeconds: (Date.now() - started) / 1000,

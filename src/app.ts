@@ -4,6 +4,8 @@
  */
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, LogController } from 'fastify';
 import { createLastUsedRecorder } from './auth/last-used.js';
+import { startSweeper } from './changes/sweep.js';
+import { createChangeWatcher } from './changes/watcher.js';
 import { createContext, type ServiceConfig } from './context.js';
 import type { Database } from './db/client.js';
 import { currentQueryStats, withQueryStats } from './db/query-stats.js';
@@ -34,6 +36,7 @@ import type { KeyRateLimiter } from './limits/key-rate-limiter.js';
 import { mcpRoutes } from './mcp/route.js';
 import { createReadCache, type ReadCache } from './metric/read-cache.js';
 import { openApiRoutes } from './openapi/routes.js';
+import { changesRoute } from './rest/changes-route.js';
 import { restRoutes } from './rest/routes.js';
 
 declare module 'fastify' {
@@ -61,6 +64,11 @@ export interface AppOptions {
     /** a client must have sent its whole request within this time (408 otherwise) */
     requestTimeoutMs: number;
     throttle: ThrottleConfig;
+    /**
+     * The trust sweep and the feed's retention (src/changes/sweep.ts), run by this app while it
+     * is open; unset: not run (tests run a sweep themselves).
+     */
+    changeSweep?: { intervalMs: number; retentionDays: number };
   };
   rateLimiter: KeyRateLimiter;
   logger?: FastifyBaseLogger;
@@ -197,9 +205,17 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     ...(options.readRouting ? { routing: options.readRouting } : {}),
   };
   if (options.readRouting) observeReplicas(metrics, options.readRouting.replicas);
+  const watcher = createChangeWatcher(database.sql, app.log);
+  // Waiting long-polls answer at once (empty) when the app closes, rather than holding it open.
+  app.addHook('preClose', async () => watcher.close());
+  if (config.changeSweep) {
+    const sweeper = startSweeper(prisma, { ...config.changeSweep, trust: config.trust }, app.log, watcher.poke);
+    app.addHook('onClose', () => sweeper.stop());
+  }
   await app.register(restRoutes, { access, config });
+  await app.register(changesRoute, { access, config, watcher });
   await app.register(apiKeyRoutes, { access });
-  await app.register(writeRoutes, { access });
+  await app.register(writeRoutes, { access, config, watcher });
   await app.register(openApiRoutes, { access });
   await app.register(graphiqlRoutes, { access });
   await app.register(rootRoute, { access });

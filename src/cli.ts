@@ -20,10 +20,12 @@ try {
         // (the first command on a fresh clone may come before any start). PostgreSQL is migrated by
         // its operator (`npm run db:migrate`) or by a starting server, never as a side effect.
         migrate: target.kind === 'embedded',
+        poolMode: env.DATABASE_POOL_MODE,
         owner: `the CLI (${process.argv[2] ?? 'a command'})`,
       });
       return database.prisma;
     },
+    trust: { staleValidationDays: env.TRUST_STALE_VALIDATION_DAYS },
     out: (line) => process.stdout.write(`${line}\n`),
     err: (line) => process.stderr.write(`${line}\n`),
     stdin: async () => {

@@ -102,6 +102,56 @@ const replicaUrls = z
 /** A URL as a message may show it: no password. */
 export const redactUrl = (url: string) => url.replace(/\/\/[^@/]*@/, '//***@');
 
+/** Where a Redis Cluster is (REDIS_CLUSTER_NODES): its seed nodes, and how every node is reached. */
+export interface RedisClusterConfig {
+  nodes: { host: string; port: number }[];
+  username?: string;
+  password?: string;
+  tls: boolean;
+}
+
+/**
+ * REDIS_CLUSTER_NODES: comma-separated seed nodes of a Redis Cluster (the client learns the others
+ * from them), `host:port` or as URLs, `redis://[user:password@]host:port` (`rediss://` for TLS),
+ * whose scheme and credentials then apply to every node, so the URLs must agree on them.
+ */
+const redisClusterNodes = z.string().transform((value, ctx): RedisClusterConfig => {
+  const nodes: RedisClusterConfig['nodes'] = [];
+  const access = new Map<string, URL>();
+  for (const entry of value.split(',').map((item) => item.trim())) {
+    if (!entry) continue;
+    const isUrl = /^rediss?:\/\//.test(entry);
+    let url: URL | null = null;
+    try {
+      url = new URL(isUrl ? entry : `redis://${entry}`);
+    } catch {}
+    if (!url?.hostname || !url.port || !['', '/'].includes(url.pathname) || url.search || url.hash) {
+      ctx.addIssue({ code: 'custom', message: `not host:port or redis://[user:password@]host:port: ${entry}` });
+      return z.NEVER;
+    }
+    nodes.push({ host: url.hostname.replace(/^\[(.*)\]$/, '$1'), port: Number(url.port) });
+    if (isUrl) access.set(`${url.protocol}${url.username}:${url.password}`, url);
+  }
+  if (nodes.length === 0) {
+    ctx.addIssue({ code: 'custom', message: 'names no node (host:port, comma-separated)' });
+    return z.NEVER;
+  }
+  if (access.size > 1) {
+    ctx.addIssue({
+      code: 'custom',
+      message: 'the node URLs differ in scheme or credentials; every node is reached alike',
+    });
+    return z.NEVER;
+  }
+  const [url] = access.values();
+  return {
+    nodes,
+    ...(url?.username ? { username: decodeURIComponent(url.username) } : {}),
+    ...(url?.password ? { password: decodeURIComponent(url.password) } : {}),
+    tls: url?.protocol === 'rediss:',
+  };
+});
+
 /** 127.0.0.0/8, ::1 or localhost: reachable from this host only. */
 export function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || host === '[::1]' || /^127(\.\d{1,3}){3}$/.test(host);
@@ -124,11 +174,19 @@ export const envSchema = z
     DATABASE_REPLICA_URLS: replicaUrls,
     /** a replica further behind the primary (or not answering) takes no reads until it catches up */
     REPLICA_MAX_LAG_MS: z.coerce.number().int().min(10).max(600_000).default(1000),
+    /**
+     * `transaction`: DATABASE_URL is a transaction pooler (PgBouncer, PgCat, Supavisor, RDS Proxy), so no
+     * statement relies on a server session: no prepared statements, no settings in the startup packet
+     * (docs/connection-poolers.md). `session` (default): PostgreSQL itself or a session pooler.
+     */
+    DATABASE_POOL_MODE: z.enum(['session', 'transaction']).default('session'),
     DATA_DIR: z.string().min(1).default('./.data'),
     REDIS_URL: z
       .string()
       .regex(/^rediss?:\/\//, 'must be a redis:// URL')
       .optional(),
+    /** a Redis Cluster instead of one Redis (REDIS_URL): the seed nodes, see redisClusterNodes */
+    REDIS_CLUSTER_NODES: redisClusterNodes.optional(),
     RATE_LIMIT_PER_MINUTE: positiveInt.default(60),
     SERVICE_TOKEN_RATE_LIMIT_PER_MINUTE: positiveInt.default(60),
     THROTTLE_PER_MINUTE: positiveInt.default(600),
@@ -144,7 +202,12 @@ export const envSchema = z
     SUMMARY_MAX_CONCURRENT: positiveInt.default(4),
     TRUST_PROXY: trustProxy.default(false),
     CORS_ORIGINS: corsOrigins,
-    TRUST_STALE_VALIDATION_DAYS: positiveInt.default(30),
+    /** a fraction of a day is allowed (tests and demos of the time-driven trust transitions) */
+    TRUST_STALE_VALIDATION_DAYS: z.coerce.number().positive().max(36_500).default(30),
+    /** how often the trust sweep looks for verdicts that time changed (src/changes/sweep.ts) */
+    TRUST_SWEEP_INTERVAL_S: z.coerce.number().int().min(1).max(86_400).default(60),
+    /** change-feed events are kept at least this many days; a cursor before them answers 410 */
+    CHANGES_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
     DB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(5_000),
@@ -160,6 +223,13 @@ export const envSchema = z
     DEMO: booleanString.optional(),
   })
   .superRefine((env, ctx) => {
+    if (env.REDIS_URL && env.REDIS_CLUSTER_NODES) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['REDIS_CLUSTER_NODES'],
+        message: 'set REDIS_URL (one Redis) or REDIS_CLUSTER_NODES (a Redis Cluster), not both',
+      });
+    }
     if (env.REQUEST_DEADLINE_MS <= env.SUMMARY_TIMEOUT_MS) {
       ctx.addIssue({
         code: 'custom',
@@ -186,6 +256,13 @@ export const envSchema = z
         code: 'custom',
         path: ['DATABASE_REPLICA_URLS'],
         message: 'names DATABASE_URL itself: a replica is another server, a streaming standby of it',
+      });
+    }
+    if (env.DATABASE_POOL_MODE === 'transaction' && !env.DATABASE_URL) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['DATABASE_POOL_MODE'],
+        message: 'transaction needs DATABASE_URL (the pooler); the embedded database has none',
       });
     }
     if (env.SUMMARY_PROVIDER === 'openai') {

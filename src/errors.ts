@@ -61,6 +61,8 @@ export const errors = {
   otherOrganization: (named: string, own: string) =>
     plain(403, `the document's organization "${named}" is not the caller's organization (${own})`),
   notFound: plain(404, 'Not found'),
+  /** a change-feed cursor whose following events retention removed (src/changes/feed.ts says why) */
+  cursorExpired: (message: string) => plain(410, message),
   internal: plain(500, 'Internal server error'),
   /** a free-text input past its documented bound (src/metric/input.ts); never cut short */
   inputTooLong: (name: string, max: number) => plain(400, `${name} must be at most ${max} characters`),

@@ -43,10 +43,12 @@ const logger = pino({
 const database = await openDatabase(target, {
   migrate: true,
   statementTimeoutMs: env.DB_STATEMENT_TIMEOUT_MS,
+  poolMode: env.DATABASE_POOL_MODE,
   owner: 'the server',
   replicas: { urls: env.DATABASE_REPLICA_URLS, maxLagMs: env.REPLICA_MAX_LAG_MS, logger },
 }).catch((error: unknown) => cannotStart(databaseSetting, error));
 console.log(`Migrations: ${database.migrationLog}`);
+if (database.settingsNotice) console.warn(database.settingsNotice);
 // With replicas, reads go to them (src/db/read-routing.ts); read-your-writes marks are shared through Redis.
 const readRouting = database.replicas
   ? new ReadRouting(database.sql, database.replicas, createWriteMarks({ redisUrl: env.REDIS_URL, logger }))
@@ -54,12 +56,16 @@ const readRouting = database.replicas
 const metrics = createMetrics();
 const rateLimiter = createKeyRateLimiter({
   redisUrl: env.REDIS_URL,
+  redisCluster: env.REDIS_CLUSTER_NODES,
   logger,
   onRedisError: () => metrics.dependencyErrors.inc({ dependency: 'redis' }),
 });
 // A configured Redis must answer at start (the limits are shared through it); once running, an
 // outage falls back to in-process windows (src/limits/key-rate-limiter.ts).
-await rateLimiter.ready().catch((error: unknown) => cannotStart(`REDIS_URL (${redact(env.REDIS_URL ?? '')})`, error));
+const redisSetting = env.REDIS_CLUSTER_NODES
+  ? `REDIS_CLUSTER_NODES (${env.REDIS_CLUSTER_NODES.nodes.map((node) => `${node.host}:${node.port}`).join(',')})`
+  : `REDIS_URL (${redact(env.REDIS_URL ?? '')})`;
+await rateLimiter.ready().catch((error: unknown) => cannotStart(redisSetting, error));
 
 interface DemoFixture {
   organizations: {
@@ -132,6 +138,7 @@ const app = await buildApp({
     serviceTokenRateLimit: env.SERVICE_TOKEN_RATE_LIMIT_PER_MINUTE,
     requestTimeoutMs: env.REQUEST_TIMEOUT_MS,
     throttle: { pointsPerMinute: env.THROTTLE_PER_MINUTE, failureCost: env.THROTTLE_FAILURE_COST },
+    changeSweep: { intervalMs: env.TRUST_SWEEP_INTERVAL_S * 1000, retentionDays: env.CHANGES_RETENTION_DAYS },
   },
   rateLimiter,
   metrics,

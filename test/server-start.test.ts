@@ -46,6 +46,13 @@ describe.skipIf(!existsSync(server))('start-up failures (built server)', () => {
     expect(run.stderr).not.toMatch(/\n\s+at /);
   });
 
+  it('a configured Redis Cluster that does not answer', () => {
+    const run = start({ REDIS_CLUSTER_NODES: '127.0.0.1:1,127.0.0.1:2' });
+    expect(run.status).toBe(1);
+    expect(run.last).toBe('Cannot start: REDIS_CLUSTER_NODES (127.0.0.1:1,127.0.0.1:2): Redis not ready after 5000 ms');
+    expect(run.stderr).not.toMatch(/\n\s+at /);
+  });
+
   it('a port in use', () => {
     const run = start({ PORT: '5432', HOST: '127.0.0.1' });
     expect(run.status).toBe(1);

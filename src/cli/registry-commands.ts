@@ -32,6 +32,7 @@ import {
   printTable,
   readStdin,
   requiredString,
+  trustPolicy,
   UsageError,
   type Values,
 } from './support.js';
@@ -75,6 +76,7 @@ async function applySource(
     outcome = await applyRegistryDocument(client, organization.id, source.document, {
       dryRun,
       prune: values.prune === true,
+      trust: trustPolicy(deps),
     });
   } catch (error) {
     if (error instanceof RegistryError) throw new CommandRejected(REJECTED, error.lines(source.locate), rejectedCode);
@@ -301,7 +303,7 @@ export const REGISTRY_COMMANDS: Record<string, Command> = {
       const client = await prisma();
       const organization = await resolveOrganization(client, requiredString(values, 'org'));
       try {
-        const recorded = await recordValidations(client, organization.id, batch);
+        const recorded = await recordValidations(client, organization.id, batch, { trust: trustPolicy(deps) });
         const [result] = batch.results;
         deps.out(
           recorded.recorded === 1

@@ -5,6 +5,7 @@
  */
 import type { ParseArgsConfig } from 'node:util';
 import type { PrismaClient } from '../generated/prisma/client.js';
+import { DEFAULT_STALE_VALIDATION_DAYS, type TrustPolicy } from '../metric/trust.js';
 
 export interface CliDeps {
   /** the database, or a function opening it on first use (so `help` never opens one) */
@@ -13,6 +14,8 @@ export interface CliDeps {
   err: (line: string) => void;
   /** standard input, read whole (a FILE or token given as `-`); default: the process's */
   stdin?: () => Promise<string>;
+  /** the trust thresholds whose verdict changes applies and validations announce; default: the service's defaults */
+  trust?: TrustPolicy;
 }
 
 export type Options = NonNullable<ParseArgsConfig['options']>;
@@ -62,6 +65,9 @@ export function optionalNumber(values: Values, name: string, pattern: RegExp): n
   }
   return Number(value);
 }
+
+export const trustPolicy = (deps: CliDeps): TrustPolicy =>
+  deps.trust ?? { staleValidationDays: DEFAULT_STALE_VALIDATION_DAYS };
 
 export const iso = (date: Date | null): string => (date ? date.toISOString() : '-');
 

@@ -12,6 +12,7 @@ import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapt
 import pg from 'pg';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { claimEmbeddedDatabase } from './owner-lock.js';
+import { withTransactionTimeout } from './transaction-pooling.js';
 
 /**
  * The Prisma CLI reads `url = env("DATABASE_URL")` and falls back to
@@ -50,17 +51,42 @@ export interface OpenAdapter {
   pool?: pg.Pool;
 }
 
+/**
+ * How the server end of DATABASE_URL hands out sessions: `session` (PostgreSQL itself, or a pooler
+ * that gives a client one server connection for as long as it stays connected) or `transaction` (a
+ * pooler such as PgBouncer in transaction mode, which gives one for a transaction or a statement
+ * only). docs/connection-poolers.md says what changes.
+ */
+export type PoolMode = 'session' | 'transaction';
+
 export interface AdapterOptions {
   poolSize?: number;
+  /** default: session */
+  poolMode?: PoolMode;
   /**
    * PostgreSQL `statement_timeout` of every session of the pool (0 or unset: none): a statement
    * running longer is cancelled by the server, which fails it and frees its connection. Set by the
    * service (DB_STATEMENT_TIMEOUT_MS), not by migrations. PGlite runs statements on the calling
-   * thread and does not apply it.
+   * thread and does not apply it. Behind a transaction pooler it is set in each transaction the
+   * service opens (`SET LOCAL`), and statements outside one have the role's (src/db/transaction-pooling.ts).
    */
   statementTimeoutMs?: number;
   /** who opens an embedded database, named to a second opener that is refused (src/db/owner-lock.ts) */
   owner?: string;
+}
+
+/** Settings sent in the startup packet, so they hold for every statement of every pooled connection. */
+function sessionSettings(options: AdapterOptions): pg.PoolConfig {
+  return {
+    ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
+    // A prepared statement is planned once per connection, for any values (src/db/sql.ts): left to
+    // choose, PostgreSQL re-plans a statement whose generic plan it estimates dearer on every
+    // execution (list pages: OFFSET and LIMIT). test/db/query-plans.test.ts explains the generic
+    // plans of every route at 100,000 metrics. No parallel workers: a generic plan for an unknown
+    // LIMIT chose them for a page of 100, and starting one cost 30 ms of a 58 ms statement; a
+    // request's statements are small, and the other requests need the cores.
+    options: '-c plan_cache_mode=force_generic_plan -c max_parallel_workers_per_gather=0',
+  };
 }
 
 /**
@@ -74,32 +100,34 @@ export function openPool(
     queryTimeoutMs?: number;
   } = {},
 ): pg.Pool {
+  const transactionPooled = options.poolMode === 'transaction';
   return new pg.Pool({
     ...(options.queryTimeoutMs ? { query_timeout: options.queryTimeoutMs } : {}),
     connectionString: url,
     max: options.poolSize ?? 10,
     // waiting for a pooled connection fails after this long rather than queueing forever
     connectionTimeoutMillis: 5000,
-    // A connection takes several statements at once (the SQL reader's batches, src/db/sql.ts).
+    // A connection takes several statements at once (the SQL reader's batches, src/db/sql.ts). Each
+    // keeps its own Sync, so a transaction pooler (PgBouncer 1.18 tested) may hand each to another
+    // server connection: test/scale-out/pgbouncer.test.ts runs the batches through one.
     pipeline: true,
-    // sent in the startup packet, so it holds for every statement of every pooled connection
-    ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
-    // A prepared statement is planned once per connection, for any values (src/db/sql.ts): left to
-    // choose, PostgreSQL re-plans a statement whose generic plan it estimates dearer on every
-    // execution (list pages: OFFSET and LIMIT). test/db/query-plans.test.ts explains the generic
-    // plans of every route at 100,000 metrics. No parallel workers: a generic plan for an unknown
-    // LIMIT chose them for a page of 100, and starting one cost 30 ms of a 58 ms statement; a
-    // request's statements are small, and the other requests need the cores.
-    options: '-c plan_cache_mode=force_generic_plan -c max_parallel_workers_per_gather=0',
+    // Behind a transaction pooler the startup packet reaches no particular server connection (and
+    // PgBouncer refuses `options`): the settings are the role's there (docs/connection-poolers.md).
+    ...(transactionPooled ? {} : sessionSettings(options)),
   });
 }
 
 export async function openAdapter(target: DatabaseTarget, options: AdapterOptions = {}): Promise<OpenAdapter> {
   if (target.kind === 'postgres') {
+    const transactionPooled = options.poolMode === 'transaction';
     const pool = openPool(target.url, options);
     // Prisma's $disconnect() ends the pool (and the Prisma CLI's, so that it exits).
+    const factory = new PrismaPg(pool, { disposeExternalPool: true });
     return {
-      factory: new PrismaPg(pool, { disposeExternalPool: true }),
+      factory:
+        transactionPooled && options.statementTimeoutMs
+          ? withTransactionTimeout(factory, options.statementTimeoutMs)
+          : factory,
       pool,
       close: async () => (pool.ended ? undefined : pool.end()),
     };

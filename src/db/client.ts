@@ -8,6 +8,7 @@ import { migrate } from './migrate.js';
 import { countingFactory } from './query-stats.js';
 import { openReplicaSet, type ReplicaSet, type ReplicaSetOptions } from './replicas.js';
 import { preparedReader, type SqlReader, sqlReader } from './sql.js';
+import { statementTimeoutNotice } from './transaction-pooling.js';
 
 export type { DatabaseTarget } from './adapter.js';
 export type Prisma = PrismaClient;
@@ -27,24 +28,29 @@ export async function openDatabase(
   target: DatabaseTarget,
   options: {
     migrate?: boolean;
-    /** opened with the primary's pool size and statement timeout */
-    replicas?: { urls: readonly string[] } & Omit<ReplicaSetOptions, 'poolSize' | 'statementTimeoutMs'>;
+    /** opened with the primary's pool size, pool mode and statement timeout */
+    replicas?: { urls: readonly string[] } & Omit<ReplicaSetOptions, 'poolSize' | 'poolMode' | 'statementTimeoutMs'>;
   } & AdapterOptions = {},
-): Promise<Database & { migrationLog: string }> {
+): Promise<Database & { migrationLog: string; settingsNotice: string | null }> {
   const adapter = await openAdapter(target, {
     poolSize: options.poolSize,
+    poolMode: options.poolMode,
     statementTimeoutMs: options.statementTimeoutMs,
     owner: options.owner,
   });
   let migrationLog = '';
+  let settingsNotice: string | null = null;
   let replicas: ReplicaSet | null = null;
   try {
-    if (options.migrate) migrationLog = await migrate(target, adapter.pglite);
+    if (options.migrate) migrationLog = await migrate(target, { pglite: adapter.pglite, poolMode: options.poolMode });
+    if (adapter.pool && options.poolMode === 'transaction')
+      settingsNotice = await statementTimeoutNotice(adapter.pool, options.statementTimeoutMs ?? 0);
     if (options.replicas?.urls.length) {
       if (!adapter.pool) throw new Error('read replicas need a PostgreSQL primary (DATABASE_URL)');
       replicas = await openReplicaSet(adapter.pool, options.replicas.urls, {
         ...options.replicas,
         poolSize: options.poolSize,
+        poolMode: options.poolMode,
         statementTimeoutMs: options.statementTimeoutMs,
       });
     }
@@ -58,11 +64,14 @@ export async function openDatabase(
   const prisma = new PrismaClient({ adapter: { ...counting, connect: async () => driver } });
   return {
     prisma,
-    sql: adapter.pool ? preparedReader(adapter.pool) : sqlReader(driver),
+    sql: adapter.pool
+      ? preparedReader(adapter.pool, { unnamed: options.poolMode === 'transaction' })
+      : sqlReader(driver),
     replicas,
     target,
     description: describeTarget(target),
     migrationLog,
+    settingsNotice,
     close: async () => {
       await replicas?.close();
       await prisma.$disconnect();

@@ -16,7 +16,8 @@
  *
  * On PGlite the Prisma CLI applies the migrations and then never exits
  * (PGlite's timers stay armed); one process owns an embedded database, so no
- * lock is needed there. `migratePostgres` (the real CLI) is kept for the test
+ * lock is needed there. Behind a transaction pooler the lock is taken in each
+ * migration's transaction instead (applyPendingEachLocked). `migratePostgres` (the real CLI) is kept for the test
  * setup, which migrates its template database with it.
  */
 import { spawn } from 'node:child_process';
@@ -26,7 +27,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
-import type { DatabaseTarget } from './adapter.js';
+import type { DatabaseTarget, PoolMode } from './adapter.js';
 
 const projectRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const migrationsDir = join(projectRoot, 'prisma', 'migrations');
@@ -110,28 +111,64 @@ export function pendingMigrations(rows: AppliedRow[], migrations: Migration[] = 
   });
 }
 
+async function inTransaction<T>(session: MigrationSession, work: () => Promise<T>): Promise<T> {
+  await session.exec('BEGIN');
+  try {
+    const result = await work();
+    await session.exec('COMMIT');
+    return result;
+  } catch (error) {
+    await session.exec('ROLLBACK').catch(() => {});
+    throw error;
+  }
+}
+
+/** A migration and its bookkeeping row; run inside a transaction, so that it is all or nothing. */
+async function applyMigration(session: MigrationSession, migration: Migration): Promise<void> {
+  try {
+    await session.exec(migration.sql);
+    await session.query(
+      `INSERT INTO "_prisma_migrations" (id, checksum, started_at, finished_at, migration_name, applied_steps_count)
+       VALUES ($1, $2, now(), now(), $3, 1)`,
+      [randomUUID(), migration.checksum, migration.name],
+    );
+  } catch (error) {
+    throw new Error(`migration ${migration.name} failed, nothing of it was applied: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+}
+
 async function applyPending(session: MigrationSession): Promise<string[]> {
   await session.exec(CREATE_TABLE);
   const names: string[] = [];
   for (const migration of pendingMigrations(await appliedRows(session))) {
-    await session.exec('BEGIN');
-    try {
-      await session.exec(migration.sql);
-      await session.query(
-        `INSERT INTO "_prisma_migrations" (id, checksum, started_at, finished_at, migration_name, applied_steps_count)
-         VALUES ($1, $2, now(), now(), $3, 1)`,
-        [randomUUID(), migration.checksum, migration.name],
-      );
-      await session.exec('COMMIT');
-    } catch (error) {
-      await session.exec('ROLLBACK').catch(() => {});
-      throw new Error(`migration ${migration.name} failed, nothing of it was applied: ${(error as Error).message}`, {
-        cause: error,
-      });
-    }
+    await inTransaction(session, () => applyMigration(session, migration));
     names.push(migration.name);
   }
   return names;
+}
+
+/**
+ * Behind a transaction pooler a session's advisory lock would stay on
+ * whichever server connection took it (and its unlock run on another), so
+ * each migration takes the lock in its own transaction, then reads again
+ * what is pending. The session lock of `prisma migrate deploy` excludes it
+ * all the same.
+ */
+async function applyPendingEachLocked(session: MigrationSession): Promise<string[]> {
+  const names: string[] = [];
+  for (;;) {
+    const applied = await inTransaction(session, async () => {
+      await session.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
+      await session.exec(CREATE_TABLE);
+      const [next] = pendingMigrations(await appliedRows(session));
+      if (next) await applyMigration(session, next);
+      return next;
+    });
+    if (!applied) return names;
+    names.push(applied.name);
+  }
 }
 
 export interface MigrationResult {
@@ -142,12 +179,18 @@ export interface MigrationResult {
 }
 
 /**
- * Applies pending migrations over one session. `lock`: take the migration
- * advisory lock (PostgreSQL) once something is pending.
+ * Applies pending migrations over one session. `lock` (PostgreSQL), once
+ * something is pending: `session` holds the migration advisory lock for the
+ * whole run, `transaction` takes it in each migration's transaction (behind a
+ * transaction pooler); false: none.
  */
-export async function migrateSession(session: MigrationSession, options: { lock: boolean }): Promise<MigrationResult> {
+export async function migrateSession(
+  session: MigrationSession,
+  options: { lock: 'session' | 'transaction' | false },
+): Promise<MigrationResult> {
   if (pendingMigrations(await appliedRows(session)).length === 0) return { applied: [], locked: false };
   if (!options.lock) return { applied: await applyPending(session), locked: false };
+  if (options.lock === 'transaction') return { applied: await applyPendingEachLocked(session), locked: true };
   // Waits as long as another instance (or `prisma migrate deploy`) applies; then most often finds nothing left.
   await session.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
   try {
@@ -172,7 +215,7 @@ export async function migratePGlite(pglite: PGlite): Promise<string[]> {
 }
 
 /** Applies pending migrations to a PostgreSQL database over a connection of its own. */
-export async function migratePostgresInProcess(url: string): Promise<MigrationResult> {
+export async function migratePostgresInProcess(url: string, poolMode: PoolMode = 'session'): Promise<MigrationResult> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
   await client.connect();
   try {
@@ -184,7 +227,7 @@ export async function migratePostgresInProcess(url: string): Promise<MigrationRe
           await client.query(sql);
         },
       },
-      { lock: true },
+      { lock: poolMode },
     );
   } finally {
     await client.end();
@@ -216,9 +259,12 @@ export function migratePostgres(url: string): Promise<string> {
 }
 
 /** Applies pending migrations to the target; resolves to one line saying what was done. */
-export async function migrate(target: DatabaseTarget, pglite?: PGlite): Promise<string> {
+export async function migrate(
+  target: DatabaseTarget,
+  { pglite, poolMode }: { pglite?: PGlite; poolMode?: PoolMode } = {},
+): Promise<string> {
   let applied: string[];
-  if (target.kind === 'postgres') applied = (await migratePostgresInProcess(target.url)).applied;
+  if (target.kind === 'postgres') applied = (await migratePostgresInProcess(target.url, poolMode)).applied;
   else if (pglite) applied = await migratePGlite(pglite);
   else throw new Error('migrate: an embedded target needs its open PGlite');
   return applied.length ? `applied ${applied.join(', ')}` : 'no pending migrations';

@@ -78,8 +78,9 @@ class ReplicaState implements Replica {
   constructor(
     readonly name: string,
     readonly pool: pg.Pool,
+    unnamed: boolean,
   ) {
-    this.reader = preparedReader(pool);
+    this.reader = preparedReader(pool, { unnamed });
   }
 }
 
@@ -123,11 +124,14 @@ export async function openReplicaSet(
         describe(url),
         openPool(url, {
           poolSize: options.poolSize,
+          poolMode: options.poolMode,
           statementTimeoutMs: options.statementTimeoutMs,
           // A replica that stops answering (not refusing) would hold a read until the request's
           // deadline: past the statement timeout by a second, the read is given up and runs on the primary.
           ...(options.statementTimeoutMs ? { queryTimeoutMs: options.statementTimeoutMs + 1000 } : {}),
         }),
+        // Behind a transaction pooler (DATABASE_POOL_MODE), as the primary's: nothing prepared.
+        options.poolMode === 'transaction',
       ),
   );
   /** The primary's positions of the last checks, oldest first: a replica's lag is read off them. */

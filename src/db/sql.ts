@@ -8,7 +8,10 @@
  * connection, not on every request. The detail statement took 2.2 to 4.6 ms
  * to plan on each request before (bind in the server's log); prepared, a warm
  * connection skips that. PGlite runs the statements through the driver
- * adapter ({@link sqlReader}).
+ * adapter ({@link sqlReader}). Behind a transaction pooler
+ * (DATABASE_POOL_MODE=transaction) a connection's next statement may run on
+ * another server connection, which never saw the prepared one: there the
+ * statements are unnamed, parsed and planned on every run.
  *
  * Prisma's `$queryRaw` sends the same SQL through the same adapter, then
  * re-encodes and decodes every value for its engine: measured here, about
@@ -121,7 +124,8 @@ const prismaTypes = {
 /** A statement waiting for the next batch. */
 interface Waiting {
   name: string | undefined;
-  pointRead: boolean;
+  /** may share a batch with others of its text */
+  batched: boolean;
   text: string;
   values: unknown[];
   resolve(result: pg.QueryResult): void;
@@ -170,10 +174,16 @@ function socketOf(client: pg.PoolClient): { cork(): void; uncork(): void } {
  * with the data (a search, a page) is sent alone, as is a text past
  * {@link MAX_PREPARED_STATEMENTS}, so none waits behind another. A statement
  * waits only for the end of the turn it was sent in (setImmediate).
+ *
+ * `unnamed`: no statement is prepared (behind a transaction pooler); point
+ * reads are batched all the same, each with its own Sync, which PgBouncer
+ * 1.18 in transaction mode passes through (test/scale-out/pgbouncer.test.ts).
  */
-export function preparedReader(pool: pg.Pool): SqlReader {
+export function preparedReader(pool: pg.Pool, options: { unnamed?: boolean } = {}): SqlReader {
+  const unnamed = options.unnamed === true;
   const names = new Map<string, string>();
   const nameOf = (text: string): string | undefined => {
+    if (unnamed) return undefined;
     let name = names.get(text);
     if (name === undefined && names.size < MAX_PREPARED_STATEMENTS) {
       name = `read_${names.size}`;
@@ -213,7 +223,7 @@ export function preparedReader(pool: pg.Pool): SqlReader {
   const flush = () => {
     const byText = new Map<string, Waiting[]>();
     for (const statement of waiting) {
-      if (!statement.pointRead || !statement.name) {
+      if (!statement.batched) {
         void send([statement]);
         continue;
       }
@@ -229,7 +239,7 @@ export function preparedReader(pool: pg.Pool): SqlReader {
     }
   };
   return {
-    async query<R>(statement: Statement<R>, options: ReadOptions = {}): Promise<R[]> {
+    async query<R>(statement: Statement<R>, readOptions: ReadOptions = {}): Promise<R[]> {
       const { sql: text, parameters } = statement;
       const values = [...parameters];
       // As recorded for tests (src/db/query-stats.ts); the types are worked out only when read.
@@ -247,9 +257,10 @@ export function preparedReader(pool: pg.Pool): SqlReader {
             // Throws, and so fails this statement alone, if a value cannot be encoded.
             const encoded = values.map((value) => encode(value));
             if (waiting.length === 0) setImmediate(flush);
+            const name = nameOf(text);
             waiting.push({
-              name: nameOf(text),
-              pointRead: options.pointRead === true,
+              name,
+              batched: readOptions.pointRead === true && (name !== undefined || unnamed),
               text,
               values: encoded,
               resolve,

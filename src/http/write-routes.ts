@@ -7,7 +7,8 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { WriteScope } from '../auth/service-token.js';
-import type { Principal } from '../context.js';
+import type { ChangeWatcher } from '../changes/watcher.js';
+import type { Principal, ServiceConfig } from '../context.js';
 import { badRequest, documentProblems, errors, HttpError } from '../errors.js';
 import { LifecycleStatus } from '../generated/prisma/enums.js';
 import { applyRegistryDocument } from '../registry/apply.js';
@@ -22,6 +23,9 @@ import { type AccessDeps, admitAdminSession, admitServiceToken, noteOrganization
 
 export interface WriteRoutesDeps {
   access: AccessDeps;
+  config: ServiceConfig;
+  /** told of each commit, so that this instance's waiting long-polls answer at once */
+  watcher: ChangeWatcher;
 }
 
 /** A registry document of 10,000 metrics is a few MiB; this leaves room and still bounds one request. */
@@ -59,7 +63,7 @@ function booleanQuery(request: FastifyRequest, name: string): boolean {
 }
 
 export async function writeRoutes(app: FastifyInstance, deps: WriteRoutesDeps) {
-  const { access } = deps;
+  const { access, config, watcher } = deps;
   const principals = new WeakMap<FastifyRequest, Principal>();
 
   /**
@@ -115,11 +119,13 @@ export async function writeRoutes(app: FastifyInstance, deps: WriteRoutesDeps) {
         throw new HttpError(errors.otherOrganization(document.organization, principal.org.slug));
       }
       try {
-        const { plan, applied } = await applyRegistryDocument(access.prisma, principal.org.id, document, {
+        const { plan, applied, events } = await applyRegistryDocument(access.prisma, principal.org.id, document, {
           dryRun,
           prune,
+          trust: config.trust,
         });
         if (!dryRun) await noteOrganizationWrite(access, request, principal.org.id);
+        if (events) watcher.poke(principal.org.id);
         return { data: { plan: plan.entries, totals: plan.totals, dry_run: dryRun, applied } };
       } catch (error) {
         if (error instanceof RegistryError) throw problemsResponse(error.lines(locate));
@@ -144,9 +150,12 @@ export async function writeRoutes(app: FastifyInstance, deps: WriteRoutesDeps) {
       if (!parsedText.ok) throw problemsResponse(parsedText.problems.map(describeTextProblem));
       try {
         const batch = parseValidationBatch(parsedText.value);
-        const recorded = await recordValidations(access.prisma, principal.org.id, batch);
+        const { recorded, duplicates, events } = await recordValidations(access.prisma, principal.org.id, batch, {
+          trust: config.trust,
+        });
         await noteOrganizationWrite(access, request, principal.org.id);
-        return { data: recorded };
+        if (events) watcher.poke(principal.org.id);
+        return { data: { recorded, duplicates } };
       } catch (error) {
         if (error instanceof RegistryError) throw problemsResponse(error.lines());
         throw error;

@@ -2,13 +2,17 @@
  * Per-key request budgets: a fixed one-minute window per API key (contract
  * section 8), the key's own `rate_limit_per_minute` or the server default.
  *
- * With Redis every instance shares the window (rate-limiter-flexible on
- * ioredis). If Redis stops answering, each instance keeps limiting on its own
- * in-process window (the insurance limiter) and goes back to Redis as soon as
- * it answers again; the outage and the recovery are logged once each.
+ * With Redis (one server, or a Redis Cluster: docs/redis-cluster.md) every
+ * instance shares the window (rate-limiter-flexible on ioredis). If Redis
+ * stops answering, each instance keeps limiting on its own in-process window
+ * (the insurance limiter) and goes back to Redis as soon as it answers again;
+ * the outage and the recovery are logged once each.
  */
-import { Redis } from 'ioredis';
+import { Cluster, type Redis } from 'ioredis';
 import { type RateLimiterAbstract, RateLimiterMemory, RateLimiterRedis } from 'rate-limiter-flexible';
+import type { RedisClusterConfig } from '../env.js';
+import { spendPerSlot } from './cluster-spends.js';
+import { connectRedis, type RedisClient, redisAnswers } from './redis-connection.js';
 
 const WINDOW_SECONDS = 60;
 
@@ -57,6 +61,8 @@ interface Logger {
 
 export interface RateLimiterOptions {
   redisUrl?: string;
+  /** a Redis Cluster's seed nodes, instead of `redisUrl` */
+  redisCluster?: RedisClusterConfig;
   /** isolates one deployment's (or test's) counters from another's in a shared Redis */
   keyPrefix?: string;
   logger: Logger;
@@ -101,32 +107,18 @@ declare module 'ioredis' {
 
 export function createKeyRateLimiter(options: RateLimiterOptions): KeyRateLimiter {
   const prefix = options.keyPrefix ?? 'mg:rl';
-  const redis = options.redisUrl
-    ? new Redis(options.redisUrl, {
-        // Fail fast while disconnected, so the insurance limiter answers at once.
-        enableOfflineQueue: false,
-        // An admission is one command (spendEach); a pipeline a tick would cost an object a request.
-        enableAutoPipelining: false,
-        maxRetriesPerRequest: 1,
-        connectTimeout: 2000,
-        retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
-      })
-    : null;
+  const target = options.redisCluster
+    ? { cluster: options.redisCluster }
+    : options.redisUrl && { url: options.redisUrl };
+  const redis = target ? connectRedis(target, options.logger, options.onRedisError) : null;
   redis?.defineCommand('mgSpendEach', { lua: SPEND_EACH });
-  if (redis) {
-    let down = false;
-    redis.on('error', (error: Error) => {
-      options.onRedisError?.();
-      if (down) return;
-      down = true;
-      options.logger.warn({ err: error.message }, 'Redis unreachable: rate limits fall back to in-process windows');
-    });
-    redis.on('ready', () => {
-      if (!down) return;
-      down = false;
-      options.logger.info({}, 'Redis reachable again: rate limits shared through Redis');
-    });
-  }
+  const cluster = redis instanceof Cluster;
+  /**
+   * A subject's window, by the name both the script and rate-limiter-flexible (its refunds) count
+   * it under. On a cluster the subject is the key's hash tag: its window is in the slot of the
+   * subject alone, whatever the prefix, and different subjects spread over the nodes.
+   */
+  const windowOf = (subject: string) => (cluster ? `{${subject}}` : subject);
 
   // One counter per subject and window; the limit is applied by the caller (decide), so a
   // subject's limit may be learnt after its spend (a key's, from the key lookup), and a
@@ -137,61 +129,73 @@ export function createKeyRateLimiter(options: RateLimiterOptions): KeyRateLimite
     ? new RateLimiterRedis({ ...common, storeClient: redis, rejectIfRedisNotReady: true, insuranceLimiter: inProcess })
     : inProcess;
   const spend = async (subject: string, cost = 1): Promise<WindowSpend> => {
-    const result = await windows.consume(subject, cost);
+    const result = await windows.consume(windowOf(subject), cost);
     return { consumed: result.consumedPoints, msBeforeReset: result.msBeforeNext };
   };
   /** Without Redis, or while it does not answer: the in-process windows, as rate-limiter-flexible's insurance. */
-  const spendInProcess = (subjects: readonly string[]) =>
+  const spendInProcess = (windowNames: readonly string[]) =>
     Promise.all(
-      subjects.map(async (subject): Promise<WindowSpend> => {
-        const result = await inProcess.consume(subject, 1);
+      windowNames.map(async (name): Promise<WindowSpend> => {
+        const result = await inProcess.consume(name, 1);
         return { consumed: result.consumedPoints, msBeforeReset: result.msBeforeNext };
       }),
     );
   /**
    * The spends of one event-loop turn (every admission that reached this point in it) go to Redis
    * together: one script call for up to {@link ADMISSIONS_PER_CALL} admissions, one write and one
-   * reply, where each admission was a round trip of its own. The script spends in order, so each
-   * admission still gets its own counts.
+   * reply, where each admission was a round trip of its own (on a cluster, one call per hash slot:
+   * cluster-spends.ts). The script spends in order, so each admission still gets its own counts.
    */
-  type Admission = { subjects: readonly string[]; resolve(spent: WindowSpend[]): void };
+  type Admission = { windowNames: readonly string[]; resolve(spent: WindowSpend[]): void };
   let waiting: Admission[] = [];
-  const spendTogether = async (client: Redis, admissions: Admission[]) => {
-    const subjects = admissions.flatMap((admission) => admission.subjects);
-    let spent: WindowSpend[];
+  const keyOf = (windowName: string) => `${common.keyPrefix}:${windowName}`;
+  /** One script call spending `windowNames` in order; when Redis fails it, the in-process windows' spends. */
+  const spendInOneCall = async (client: Redis, windowNames: readonly string[]): Promise<WindowSpend[]> => {
     try {
-      const counts = await client.mgSpendEach(
-        subjects.length,
-        ...subjects.map((s) => `${common.keyPrefix}:${s}`),
-        WINDOW_SECONDS,
-      );
-      spent = subjects.map((_, i) => ({ consumed: Number(counts[2 * i]), msBeforeReset: Number(counts[2 * i + 1]) }));
+      const counts = await client.mgSpendEach(windowNames.length, ...windowNames.map(keyOf), WINDOW_SECONDS);
+      return windowNames.map((_, i) => ({ consumed: Number(counts[2 * i]), msBeforeReset: Number(counts[2 * i + 1]) }));
     } catch {
-      spent = await spendInProcess(subjects);
-    }
-    let next = 0;
-    for (const admission of admissions) {
-      admission.resolve(spent.slice(next, next + admission.subjects.length));
-      next += admission.subjects.length;
+      return spendInProcess(windowNames);
     }
   };
-  const flush = (client: Redis) => {
+  /** On a cluster, one call per hash slot; the windows of a slot whose call fails, in process. */
+  const spendPerSlotOf = async (client: Cluster, windowNames: readonly string[]): Promise<WindowSpend[]> => {
+    const counted = await spendPerSlot(client, windowNames.map(keyOf), WINDOW_SECONDS);
+    return Promise.all(
+      counted.map(async (count, i) => {
+        if (count) return { consumed: count[0], msBeforeReset: count[1] };
+        const [spent] = await spendInProcess([windowNames[i] as string]);
+        return spent as WindowSpend;
+      }),
+    );
+  };
+  const spendTogether = async (client: RedisClient, admissions: Admission[]) => {
+    const windowNames = admissions.flatMap((admission) => admission.windowNames);
+    const spent =
+      client instanceof Cluster ? await spendPerSlotOf(client, windowNames) : await spendInOneCall(client, windowNames);
+    let next = 0;
+    for (const admission of admissions) {
+      admission.resolve(spent.slice(next, next + admission.windowNames.length));
+      next += admission.windowNames.length;
+    }
+  };
+  const flush = (client: RedisClient) => {
     const all = waiting;
     waiting = [];
     for (let start = 0; start < all.length; start += ADMISSIONS_PER_CALL) {
       void spendTogether(client, all.slice(start, start + ADMISSIONS_PER_CALL));
     }
   };
-  const spendInRedis = (subjects: readonly string[]): Promise<WindowSpend[]> => {
-    if (redis?.status !== 'ready') return spendInProcess(subjects);
+  const spendInRedis = (windowNames: readonly string[]): Promise<WindowSpend[]> => {
+    if (redis?.status !== 'ready') return spendInProcess(windowNames);
     return new Promise((resolve) => {
       if (waiting.length === 0) setImmediate(flush, redis);
-      waiting.push({ subjects, resolve });
+      waiting.push({ windowNames, resolve });
     });
   };
   // One spend per subject, in order: the tuple type of `subjects`, element for element.
   const spendEach = <const S extends readonly string[]>(subjects: S) =>
-    spendInRedis(subjects) as Promise<{ [K in keyof S]: WindowSpend }>;
+    spendInRedis(subjects.map(windowOf)) as Promise<{ [K in keyof S]: WindowSpend }>;
 
   return {
     async consume(subject, limit, cost = 1) {
@@ -200,16 +204,10 @@ export function createKeyRateLimiter(options: RateLimiterOptions): KeyRateLimite
     spend,
     spendEach,
     async reachable() {
-      if (!redis) return true;
-      if (redis.status !== 'ready') return false;
-      try {
-        return (await redis.ping()) === 'PONG';
-      } catch {
-        return false;
-      }
+      return redis ? redisAnswers(redis) : true;
     },
     async refund(subject, cost) {
-      if (cost > 0) await windows.reward(subject, cost);
+      if (cost > 0) await windows.reward(windowOf(subject), cost);
     },
     async ready(timeoutMs = 5000) {
       if (!redis || redis.status === 'ready') return;

@@ -101,3 +101,20 @@ export const ResolveOutput = {
   canonical: described('as match: the metric to use'),
   candidates: z.array(z.unknown()).describe('as match: up to 5 to tell apart'),
 };
+
+/** An event of list_changes: the feed's CloudEvent, flattened for an agent. */
+export interface ChangeItem {
+  id: string;
+  type: string;
+  time: string;
+  metric_id: string;
+  key: string;
+  name: string;
+  lifecycle_status: string;
+  change: Record<string, unknown>;
+}
+
+export const ChangesOutput = {
+  events: z.array(described('{ id, type, time, metric_id, key, name, lifecycle_status, change }')),
+  next_cursor: z.string(),
+};

@@ -7,8 +7,8 @@
  * for the caller's input is a tool result with `isError: true` and the
  * contract's message.
  */
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { McpServer, type RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { type CallToolResult, ListToolsRequestSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyBaseLogger } from 'fastify';
 import { z } from 'zod';
 import { scopeSatisfied } from '../auth/scopes.js';
@@ -20,7 +20,7 @@ import { checkCharactersDeep } from '../metric/input.js';
 import { type TrustFacts, trustReasonSentences } from '../metric/trust.js';
 import type { MetricContract, Trust } from '../openapi/schemas.js';
 import { contractEnvelope } from '../rest/envelopes.js';
-import { MetricContractDocument, runOperation } from '../rest/execute.js';
+import { ChangesDocument, MetricContractDocument, runOperation } from '../rest/execute.js';
 import {
   AgentMetricByIdDocument,
   AgentMetricByKeyDocument,
@@ -31,9 +31,12 @@ import {
   AgentSearchMetricsDocument,
   type ResolvedMetricFragment,
 } from '../rest/operations.generated.js';
+import { CURSOR_EXPIRED, INVALID_CURSOR } from '../schema/change-event.js';
 import { isUuid } from '../uuid.js';
 import { fitContract, fitToBytes, shorten } from './fit.js';
 import {
+  type ChangeItem,
+  ChangesOutput,
   ContractOutput,
   MetricOutput,
   type ResolvedValue,
@@ -52,6 +55,10 @@ export const SEARCH_DEFAULT_PAGE_SIZE = 10;
  */
 export const CONTRACT_MAX_BYTES = 4096;
 export const SEARCH_PAGE_MAX_BYTES = 8192;
+/** list_changes: events a call answers by default and at most, and the bytes a page answers at most. */
+export const CHANGES_DEFAULT_LIMIT = 20;
+export const CHANGES_MAX_LIMIT = 50;
+export const CHANGES_PAGE_MAX_BYTES = 8192;
 /** resolve_metric lists at most this many candidates. */
 export const MAX_CANDIDATES = 5;
 const MAX_PAGE = 2 ** 31 - 1;
@@ -84,9 +91,34 @@ const metricRef = {
   key: z.string().max(1000).optional().describe('for example net_revenue'),
 };
 
-const readOnly = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
+// destructiveHint and idempotentHint mean something only when readOnlyHint is false (MCP tool annotations).
+const readOnly = { readOnlyHint: true, openWorldHint: false } as const;
 
 type Structured = Record<string, unknown>;
+
+/** A tool's schema as JSON Schema (draft 7), without `$schema`: every agent reads tools/list on every connection. */
+function jsonSchema(schema: unknown, io: 'input' | 'output'): Tool['inputSchema'] {
+  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema as z.ZodType, { target: 'draft-7', io });
+  return rest as Tool['inputSchema'];
+}
+
+/**
+ * tools/list as the SDK answers it, less what costs every agent bytes and says nothing: each
+ * schema's `$schema` (draft 7, as the protocol assumes) and `execution` (tasks are forbidden,
+ * the default). It stays within 8 KB with five tools.
+ */
+function answerToolsList(server: McpServer, tools: Record<string, RegisteredTool>): void {
+  server.server.setRequestHandler(ListToolsRequestSchema, () => ({
+    tools: Object.entries(tools).map(([name, tool]) => ({
+      name,
+      title: tool.title,
+      description: tool.description,
+      inputSchema: jsonSchema(tool.inputSchema, 'input'),
+      ...(tool.outputSchema ? { outputSchema: jsonSchema(tool.outputSchema, 'output') } : {}),
+      annotations: tool.annotations,
+    })),
+  }));
+}
 
 export function createMcpServer(deps: ToolDeps): McpServer {
   const server = new McpServer(
@@ -97,6 +129,8 @@ export function createMcpServer(deps: ToolDeps): McpServer {
         'get_metric_contract gives its contract and a trust verdict (use, use_with_caution, do_not_use) with reasons.',
     },
   );
+
+  const tools: Record<string, RegisteredTool> = {};
 
   /** A GraphQL context per tool call, as the REST routes make one per request. */
   // Each tool decides its scope (get_metric_contract asks for the contract's); the others carry the
@@ -164,7 +198,7 @@ export function createMcpServer(deps: ToolDeps): McpServer {
     return { key: args.key as string };
   }
 
-  server.registerTool(
+  tools.search_metrics = server.registerTool(
     'search_metrics',
     {
       title: 'Search metrics',
@@ -238,7 +272,7 @@ export function createMcpServer(deps: ToolDeps): McpServer {
     ),
   );
 
-  server.registerTool(
+  tools.get_metric = server.registerTool(
     'get_metric',
     {
       title: 'Get a metric',
@@ -263,7 +297,7 @@ export function createMcpServer(deps: ToolDeps): McpServer {
     ),
   );
 
-  server.registerTool(
+  tools.get_metric_contract = server.registerTool(
     'get_metric_contract',
     {
       title: 'Get a metric contract',
@@ -316,7 +350,7 @@ export function createMcpServer(deps: ToolDeps): McpServer {
     ),
   );
 
-  server.registerTool(
+  tools.resolve_metric = server.registerTool(
     'resolve_metric',
     {
       title: 'Resolve a metric name',
@@ -387,6 +421,54 @@ export function createMcpServer(deps: ToolDeps): McpServer {
     ),
   );
 
+  tools.list_changes = server.registerTool(
+    'list_changes',
+    {
+      description: 'Metric changes, oldest first, after a next_cursor (trust_changed: from, to, preferred_metric_id).',
+      inputSchema: {
+        after: z.string().max(100).optional(),
+        limit: z.number().int().min(1).max(CHANGES_MAX_LIMIT).optional(),
+      },
+      outputSchema: ChangesOutput,
+      annotations: readOnly,
+    },
+    handler(
+      async (args: { after?: string; limit?: number }) => {
+        const ctx = context();
+        // Fewer events when a page of long names and reasons would pass the budget: the cursor stays exact.
+        for (let first = args.limit ?? CHANGES_DEFAULT_LIMIT; ; first = Math.ceil(first / 2)) {
+          const result = await runOperation(ChangesDocument, { after: args.after ?? null, first }, ctx);
+          const [error] = result.errors;
+          if (error?.extensions.code === INVALID_CURSOR || error?.extensions.code === CURSOR_EXPIRED) {
+            throw new ToolFailure(error.message);
+          }
+          const page = dataOf(result).changes;
+          const events = page.events.map(({ id, type, time, subject, data }): ChangeItem => {
+            const { id: _id, key, name, lifecycle_status, ...change } = data as Record<string, unknown>;
+            return {
+              id,
+              type: type.replace(/^metric\./, ''),
+              time,
+              metric_id: subject,
+              key: String(key),
+              name: String(name),
+              lifecycle_status: String(lifecycle_status),
+              change,
+            };
+          });
+          const out = { events, next_cursor: page.next_cursor };
+          if (first === 1 || Buffer.byteLength(JSON.stringify(out)) <= CHANGES_PAGE_MAX_BYTES) return out;
+        }
+      },
+      (r) => {
+        const events = r.events as ChangeItem[];
+        const lines = events.map((e) => `- ${e.time} ${e.type} ${e.name} (${e.key}) ${JSON.stringify(e.change)}`);
+        return [`${events.length} changes; next_cursor ${r.next_cursor}`, ...lines].join('\n');
+      },
+    ),
+  );
+
+  answerToolsList(server, tools);
   // A stateless server never sends notifications/tools/list_changed (the SDK advertises it once a tool is registered).
   server.server.registerCapabilities({ tools: { listChanged: undefined } });
   return server;

@@ -5,6 +5,7 @@
  * and the headers the routes send). Served at GET /api/v1/openapi.json and
  * rendered at /docs.
  */
+import { DEFAULT_CHANGES_LIMIT, ExpiredCursorError, MAX_CHANGES_LIMIT } from '../changes/feed.js';
 import { badRequest, documentProblems, type ErrorResponse, errors } from '../errors.js';
 import { LifecycleStatus } from '../generated/prisma/enums.js';
 import { REGISTRY_BODY_LIMIT } from '../http/write-routes.js';
@@ -12,6 +13,7 @@ import { MAX_DOCUMENT_METRICS } from '../registry/document.js';
 import { SOURCE_FORMATS } from '../registry/source.js';
 import { MAX_DEPTH } from '../registry/text.js';
 import { MAX_VALIDATION_RESULTS } from '../registry/validations.js';
+import { MAX_WAIT_SECONDS } from '../rest/changes-route.js';
 import {
   adminErrors,
   bearer,
@@ -36,6 +38,7 @@ import {
   writer,
 } from './components.js';
 import {
+  changeFeedExample,
   contractExample,
   contractWithSummaryExample,
   createdKeyExample,
@@ -160,6 +163,73 @@ function buildPaths() {
           '400': ref('responses', 'InputTooLong'),
           ...readErrors,
           '500': ref('responses', 'FetchFailed'),
+        },
+      },
+    },
+    '/api/v1/changes': {
+      get: {
+        operationId: 'listChanges',
+        tags: ['Metrics'],
+        summary: 'Follow the change feed',
+        description:
+          "Scope `metrics:read` (or an Agent Contract key); charged like the list route. The events of the caller's " +
+          'organization after `after`, oldest first, as CloudEvents 1.0: every change an apply or validation ' +
+          'evidence makes, and `metric.trust_changed` whenever a verdict changes, whatever caused it (the trust ' +
+          'sweep finds those that time makes, `TRUST_SWEEP_INTERVAL_S`). Without `after`: from the oldest event ' +
+          'kept. With `wait`, a request with nothing to answer waits until an event is committed (on any instance) ' +
+          'or `wait` seconds pass, then answers the page (maybe empty). Events are kept `CHANGES_RETENTION_DAYS` ' +
+          '(30); a cursor older than that is 410: resynchronize.',
+        security: bearer,
+        parameters: [
+          queryParameter(
+            'after',
+            'The `next_cursor` of an earlier answer (opaque). A cursor of another organization, or one this service did not give, is 400.',
+            {
+              type: 'string',
+              maxLength: 64,
+            },
+          ),
+          queryParameter('limit', `Events at most, 1 to ${MAX_CHANGES_LIMIT}; default ${DEFAULT_CHANGES_LIMIT}.`, {
+            type: 'integer',
+            minimum: 1,
+            maximum: MAX_CHANGES_LIMIT,
+            default: DEFAULT_CHANGES_LIMIT,
+          }),
+          queryParameter(
+            'wait',
+            `Long-poll: seconds to wait for an event when there is none, 0 to ${MAX_WAIT_SECONDS}; default 0.`,
+            {
+              type: 'integer',
+              minimum: 0,
+              maximum: MAX_WAIT_SECONDS,
+              default: 0,
+            },
+          ),
+          ref('parameters', 'serviceEnv'),
+        ],
+        responses: {
+          '200': ok('A page of the feed.', schemaRef('ChangeFeed'), changeFeedExample, {
+            ...rateLimitHeaders,
+            'Cache-Control': {
+              description: 'A page of the feed is never stored: the next one may differ.',
+              required: true,
+              schema: { type: 'string', enum: ['no-store'] },
+            },
+          }),
+          '400': errorResponse(
+            'A malformed cursor, a cursor of another organization or past its latest event, or `limit` or `wait` out of range.',
+            rateLimitHeaders,
+            badRequest('Invalid cursor'),
+            badRequest(`limit must be an integer from 1 to ${MAX_CHANGES_LIMIT}`),
+            badRequest(`wait must be an integer from 0 to ${MAX_WAIT_SECONDS}`),
+          ),
+          ...readErrors,
+          '410': errorResponse(
+            'The events after the cursor are no longer kept.',
+            rateLimitHeaders,
+            errors.cursorExpired(new ExpiredCursorError().message),
+          ),
+          '500': ref('responses', 'InternalError'),
         },
       },
     },

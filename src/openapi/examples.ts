@@ -359,3 +359,44 @@ export const validationsRequestExample = {
 };
 
 export const recordedValidationsExample = { data: { recorded: 2, duplicates: 0 } };
+
+/** GET /api/v1/changes: a metric superseded by a new one, in one apply. */
+export const changeFeedExample = {
+  data: [
+    {
+      specversion: '1.0',
+      id: '6f1c2d3e-4b5a-4c7d-8e9f-0a1b2c3d4e5f',
+      source: '/organizations/00000000-0000-4000-8000-000000000001',
+      type: 'metric.created',
+      subject: '7b0e4a52-3c1d-5e8f-9a2b-4c6d8e0f1a3b',
+      time: '2026-11-25T09:00:00.000Z',
+      datacontenttype: 'application/json',
+      data: {
+        id: '7b0e4a52-3c1d-5e8f-9a2b-4c6d8e0f1a3b',
+        key: 'net_revenue_v2',
+        name: 'Net Revenue (v2)',
+        lifecycle_status: 'RELEASED',
+      },
+    },
+    {
+      specversion: '1.0',
+      id: '8a2d3e4f-5b6c-4d7e-9f0a-1b2c3d4e5f60',
+      source: '/organizations/00000000-0000-4000-8000-000000000001',
+      type: 'metric.trust_changed',
+      subject: '2c4e6a8b-0d1f-5a3b-8c5d-7e9f1a2b3c4d',
+      time: '2026-11-25T09:00:00.000Z',
+      datacontenttype: 'application/json',
+      data: {
+        id: '2c4e6a8b-0d1f-5a3b-8c5d-7e9f1a2b3c4d',
+        key: 'net_revenue',
+        name: 'Net Revenue',
+        lifecycle_status: 'RELEASED',
+        from: { verdict: 'use', reasons: [] },
+        to: { verdict: 'do_not_use', reasons: ['superseded'] },
+        preferred_metric_id: '7b0e4a52-3c1d-5e8f-9a2b-4c6d8e0f1a3b',
+      },
+    },
+  ],
+  next_cursor: 'AQAAAAAAAABAAIAAAAAAAAEAAAAAAAAAAg',
+  meta: { apiVersion: 'v1' },
+};

@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { AGENT_CONTRACT_SCOPES } from '../auth/scopes.js';
 import { SERVICE_TOKEN_PATTERN } from '../auth/secrets.js';
 import { WRITE_SCOPES } from '../auth/service-token.js';
+import { CHANGE_EVENT_TYPES } from '../changes/event.js';
 import { errors } from '../errors.js';
 import { LifecycleStatus, MetricScope } from '../generated/prisma/enums.js';
 import { LEGACY_STATUSES } from '../metric/lifecycle.js';
@@ -411,6 +412,33 @@ export const RecordedValidationsResponse = z.object({
   }),
 });
 
+export const ChangeEvent = z
+  .object({
+    specversion: z.literal('1.0'),
+    id: uuid().describe('unique; the `webhook-id` of its webhook deliveries'),
+    source: z.string().describe('/organizations/<organization id>'),
+    type: z.enum(CHANGE_EVENT_TYPES),
+    subject: uuid().describe("the metric's id"),
+    time: timestamp(),
+    datacontenttype: z.literal('application/json'),
+    data: z
+      .object({ id: uuid(), key: z.string(), name: z.string(), lifecycle_status: lifecycleStatus })
+      .catchall(z.unknown())
+      .describe(
+        "The metric after the change, then the type's own members: `changed_fields` (metric.updated), `from` " +
+          'and `to` (metric.lifecycle_changed: statuses; metric.trust_changed: `{ verdict, reasons }`, with ' +
+          '`preferred_metric_id`), `definition_version`, `status` and `released_at` (metric.version_released), ' +
+          '`status`, `ran_at` and `source` (metric.validated).',
+      ),
+  })
+  .describe('A CloudEvents 1.0 event (JSON format).');
+
+export const ChangeFeed = z.object({
+  data: z.array(ChangeEvent).describe('oldest first'),
+  next_cursor: z.string().describe('`after` of the next request: after the last event here (the one given when none)'),
+  meta,
+});
+
 export const Health = z.object({ status: z.literal('ok') });
 
 export const Readiness = z.object({
@@ -441,6 +469,8 @@ export const responseSchemas = {
   RevokedServiceTokenResponse,
   RegistryPlanResponse,
   RecordedValidationsResponse,
+  ChangeEvent,
+  ChangeFeed,
   Health,
   Readiness,
 } as const;

@@ -11,9 +11,13 @@
  * what changed.
  */
 import { setTimeout } from 'node:timers/promises';
+import { recordEvents } from '../changes/record.js';
+import { metricsAffectedBy, trustTransitions } from '../changes/trust-transitions.js';
+import { lockRegistry } from '../db/registry-lock.js';
 import { Prisma, type PrismaClient } from '../generated/prisma/client.js';
+import type { TrustPolicy } from '../metric/trust.js';
 import type { RegistryDocument } from './document.js';
-import { lockRegistry } from './lock.js';
+import { applyEvents, type RemovedMetrics } from './events.js';
 import { desireDocument, metricsToCompare, type Plan, type PlanWrites, planApply } from './plan.js';
 import { readRegistryState, readStoredMetrics } from './state.js';
 
@@ -23,12 +27,16 @@ export interface ApplyOptions {
   /** plan only: nothing is written */
   dryRun?: boolean;
   now?: Date;
+  /** the thresholds of the verdicts whose changes the apply announces (metric.trust_changed) */
+  trust: TrustPolicy;
 }
 
 export interface ApplyOutcome {
   plan: Plan;
   /** whether rows were written */
   applied: boolean;
+  /** events recorded in the change feed */
+  events: number;
 }
 
 /** Rows a statement carries at most: one JSON parameter of about a megabyte. */
@@ -137,12 +145,45 @@ async function writePlan(tx: Tx, writes: PlanWrites): Promise<void> {
   await deleteWhere(tx, 'metric', 'id', writes.removed);
 }
 
+async function readRemoved(tx: Tx, ids: readonly string[]): Promise<RemovedMetrics> {
+  const rows = ids.length
+    ? await tx.metric.findMany({
+        where: { id: { in: [...ids] } },
+        select: { id: true, key: true, name: true, lifecycleStatus: true },
+      })
+    : [];
+  return new Map(rows.map((row) => [row.id, row]));
+}
+
+/**
+ * Writes the plan and records its events, in the apply's transaction: the
+ * events of its metrics, then the trust transitions of every metric whose
+ * verdict the writes can move (relationships read before and after them).
+ */
+async function writeWithEvents(
+  tx: Tx,
+  plan: Plan,
+  details: Parameters<typeof applyEvents>[1],
+  options: { now: Date; trust: TrustPolicy },
+): Promise<number> {
+  const { writes } = plan;
+  const changed = [...writes.updated.map(({ id }) => id), ...writes.removed];
+  const affectedBefore = await metricsAffectedBy(tx, changed);
+  const removed = await readRemoved(tx, writes.removed);
+  await writePlan(tx, writes);
+  const affectedAfter = await metricsAffectedBy(tx, [...writes.created.map(({ id }) => id), ...changed]);
+  const gone = new Set(writes.removed);
+  const candidates = [...new Set([...affectedBefore, ...affectedAfter])].filter((id) => !gone.has(id));
+  const transitions = await trustTransitions(tx, plan.orgId, { ids: candidates }, options.trust, options.now);
+  return recordEvents(tx, plan.orgId, [...applyEvents(plan, details, removed), ...transitions], options.now);
+}
+
 /** Plans `document` against the organization's registry and, unless a dry run, applies it. */
 export async function applyRegistryDocument(
   prisma: PrismaClient,
   orgId: string,
   document: RegistryDocument,
-  options: ApplyOptions = {},
+  options: ApplyOptions,
 ): Promise<ApplyOutcome> {
   const dryRun = options.dryRun ?? false;
   const planOptions = { prune: options.prune ?? false, now: options.now ?? new Date() };
@@ -158,7 +199,9 @@ export async function applyRegistryDocument(
     const details = await readStoredMetrics(tx, metricsToCompare(desired));
     const plan = planApply(desired, state, details, planOptions);
     const applied = !dryRun && plan.changes;
-    if (applied) await writePlan(tx, plan.writes);
-    return { plan, applied };
+    const events = applied
+      ? await writeWithEvents(tx, plan, details, { now: planOptions.now, trust: options.trust })
+      : 0;
+    return { plan, applied, events };
   }, TRANSACTION_OPTIONS);
 }

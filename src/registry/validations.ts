@@ -5,13 +5,17 @@
  * moves the contract's `last_validated_at` and the trust verdict at once.
  */
 import { z } from 'zod';
+import type { NewChangeEvent } from '../changes/event.js';
+import { recordEvents } from '../changes/record.js';
+import { trustTransitions } from '../changes/trust-transitions.js';
+import { lockRegistry } from '../db/registry-lock.js';
 import { problemsFromZod } from '../fixtures/fixture-error.js';
 import { timestamp } from '../fixtures/schema.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { ValidationStatus } from '../generated/prisma/enums.js';
 import { storableText, UNSTORABLE_TEXT } from '../metric/input.js';
+import type { TrustPolicy } from '../metric/trust.js';
 import { uuidV5 } from '../uuid.js';
-import { lockRegistry } from './lock.js';
 import { RegistryError } from './registry-error.js';
 
 export const MAX_VALIDATION_RESULTS = 1000;
@@ -48,6 +52,8 @@ export interface RecordedValidations {
   recorded: number;
   /** results that were stored already (same metric, ran_at and source) */
   duplicates: number;
+  /** events recorded in the change feed */
+  events: number;
 }
 
 /** Parses a batch; RegistryError naming `results[i].field` for each problem. */
@@ -57,19 +63,35 @@ export function parseValidationBatch(input: unknown): ValidationBatch {
   throw new RegistryError(problemsFromZod(parsed.error));
 }
 
+interface StoredResult {
+  id: string;
+  metric_id: string;
+  ran_at: Date;
+  status: string;
+  source: string;
+}
+
+/**
+ * Records the batch, a `metric.validated` event per result stored (not for
+ * duplicates), and the trust transitions the new evidence causes.
+ */
 export async function recordValidations(
   prisma: PrismaClient,
   orgId: string,
   batch: ValidationBatch,
+  options: { trust: TrustPolicy; now?: Date },
 ): Promise<RecordedValidations> {
   return prisma.$transaction(async (tx) => {
     // Serialized with applies: a metric an apply is removing is either still there or reported missing.
     await lockRegistry(tx, orgId);
     const keys = [...new Set(batch.results.map((r) => r.metric_key))];
-    const metrics = await tx.metric.findMany({ where: { orgId, key: { in: keys } }, select: { id: true, key: true } });
-    const ids = new Map(metrics.map((metric) => [metric.key, metric.id]));
+    const metrics = await tx.metric.findMany({
+      where: { orgId, key: { in: keys } },
+      select: { id: true, key: true, name: true, lifecycleStatus: true },
+    });
+    const byKey = new Map(metrics.map((metric) => [metric.key, metric]));
     const missing = batch.results.flatMap((r, i) =>
-      ids.has(r.metric_key)
+      byKey.has(r.metric_key)
         ? []
         : [
             {
@@ -80,17 +102,39 @@ export async function recordValidations(
     );
     if (missing.length > 0) throw new RegistryError(missing);
     const rows = batch.results.map((r) => {
-      const metricId = ids.get(r.metric_key) as string;
+      const metricId = (byKey.get(r.metric_key) as { id: string }).id;
       return {
         id: uuidV5(metricId, `validation:${JSON.stringify([r.ran_at, r.source])}`),
-        metricId,
-        ranAt: new Date(r.ran_at),
+        metric_id: metricId,
+        ran_at: r.ran_at,
         status: r.status,
         details: r.details,
         source: r.source,
       };
     });
-    const { count } = await tx.validation.createMany({ data: rows, skipDuplicates: true });
-    return { recorded: count, duplicates: rows.length - count };
+    const stored = await tx.$queryRawUnsafe<StoredResult[]>(
+      `INSERT INTO validation (id, metric_id, ran_at, status, details, source)
+       SELECT id, metric_id, ran_at, status, details, source
+       FROM jsonb_populate_recordset(NULL::validation, $1::jsonb)
+       ON CONFLICT DO NOTHING
+       RETURNING id::text, metric_id::text, ran_at, status::text, source`,
+      JSON.stringify(rows),
+    );
+    const byId = new Map(metrics.map((metric) => [metric.id, metric]));
+    const order = new Map(rows.map((row, i) => [row.id, i]));
+    stored.sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0));
+    const validated = stored.map((result): NewChangeEvent => {
+      const metric = byId.get(result.metric_id) as (typeof metrics)[number];
+      return {
+        type: 'metric.validated',
+        metric,
+        detail: { status: result.status, ran_at: result.ran_at.toISOString(), source: result.source },
+      };
+    });
+    const now = options.now ?? new Date();
+    const evidenceOf = [...new Set(stored.map((result) => result.metric_id))];
+    const transitions = await trustTransitions(tx, orgId, { ids: evidenceOf }, options.trust, now);
+    const events = await recordEvents(tx, orgId, [...validated, ...transitions], now);
+    return { recorded: stored.length, duplicates: rows.length - stored.length, events };
   });
 }

@@ -10,7 +10,12 @@ import { compileQuery, isCompiledQuery } from 'graphql-jit';
 import type { Context } from '../context.js';
 import { schema } from '../schema/index.js';
 import * as operations from './operations.generated.js';
-import { ListMetricsDocument, MetricContractDocument, MetricDetailDocument } from './operations.generated.js';
+import {
+  ChangesDocument,
+  ListMetricsDocument,
+  MetricContractDocument,
+  MetricDetailDocument,
+} from './operations.generated.js';
 
 type CompiledOperation = (context: Context, variables: unknown) => ExecutionResult | Promise<ExecutionResult>;
 
@@ -40,4 +45,4 @@ export async function runOperation<TResult, TVariables extends Record<string, un
   return { data: (result.data as TResult | null | undefined) ?? null, errors: result.errors ?? [] };
 }
 
-export { ListMetricsDocument, MetricContractDocument, MetricDetailDocument };
+export { ChangesDocument, ListMetricsDocument, MetricContractDocument, MetricDetailDocument };

@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { inject } from 'vitest';
-import type { DatabaseTarget } from '../../src/db/adapter.js';
+import type { DatabaseTarget, PoolMode } from '../../src/db/adapter.js';
 import { type Database, openDatabase } from '../../src/db/client.js';
 import { databaseUrlFor } from '../global-setup.js';
 
@@ -39,10 +39,26 @@ export async function createTestTarget(): Promise<{ target: DatabaseTarget; drop
   };
 }
 
+/** `target` through the PgBouncer of the global setup (TEST_PGBOUNCER=1), if there is one. */
+function pooled(target: DatabaseTarget): { target: DatabaseTarget; poolMode?: PoolMode } {
+  const port = inject('pgbouncerPort');
+  if (!port || target.kind !== 'postgres') return { target };
+  const url = new URL(target.url);
+  url.hostname = '127.0.0.1';
+  url.port = String(port);
+  return { target: { kind: 'postgres', url: url.toString() }, poolMode: 'transaction' };
+}
+
 export async function createTestDatabase(options: { poolSize?: number } = {}): Promise<TestDatabase> {
-  const { target, drop } = await createTestTarget();
+  const created = await createTestTarget();
+  const { target, poolMode } = pooled(created.target);
+  const { drop } = created;
   // The template is migrated already; PGlite in memory is migrated here.
-  const database = await openDatabase(target, { migrate: target.kind === 'embedded', poolSize: options.poolSize ?? 4 });
+  const database = await openDatabase(target, {
+    migrate: target.kind === 'embedded',
+    poolSize: options.poolSize ?? 4,
+    poolMode,
+  });
   return {
     ...database,
     drop: async () => {

@@ -107,12 +107,13 @@ const toolCall = (id: number, name: string, args: Record<string, unknown>) => ({
 });
 
 describe('tools/list', () => {
-  it('lists the four read-only tools with input and output schemas', async () => {
+  it('lists the five read-only tools with input and output schemas', async () => {
     const client = await connect(agentKey.secret);
     const { tools } = await client.listTools();
     expect(tools.map((tool) => tool.name).sort()).toEqual([
       'get_metric',
       'get_metric_contract',
+      'list_changes',
       'resolve_metric',
       'search_metrics',
     ]);

@@ -10,6 +10,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import type { InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { syntheticDbtManifest } from '../../bench/dbt-manifest.js';
+import { sweepOnce } from '../../src/changes/sweep.js';
 import { openApiDocument } from '../../src/openapi/document.js';
 import { registryDocumentExample, registryDocumentYaml } from '../../src/openapi/examples.js';
 import { parseRegistryDocument } from '../../src/registry/document.js';
@@ -110,6 +111,7 @@ describe('the document', () => {
       [
         'DELETE /api/api-keys/{key_id}',
         'GET /api/api-keys',
+        'GET /api/v1/changes',
         'GET /api/v1/metrics',
         'GET /api/v1/metrics/{id}',
         'GET /api/v1/metrics/{id}/contract',
@@ -173,7 +175,7 @@ describe('the document', () => {
       for (const [method, operation] of Object.entries(item)) {
         const schemes = schemesOf(operation);
         if (schemes.includes('serviceToken')) withToken.push(`${method.toUpperCase()} ${path}`);
-        if (schemes.includes('bearerAuth')) expect(path, `${method} ${path}`).toMatch(/^\/api\/v1\/metrics/);
+        if (schemes.includes('bearerAuth')) expect(path, `${method} ${path}`).toMatch(/^\/api\/v1\/(metrics|changes)/);
       }
     }
     expect(withToken.sort()).toEqual(['POST /api/validations', 'PUT /api/registry']);
@@ -869,5 +871,29 @@ describe('registry write routes and service tokens conform', () => {
         expectDocumentedBody('POST', VALIDATIONS, res);
       }
     }
+  });
+
+  it('the change feed of what these applies and validations did conforms (200, 400, 410)', async () => {
+    const CHANGES = '/api/v1/changes';
+    const readBearer = { authorization: `Bearer ${readKey.secret}` };
+    const page = await route('GET', CHANGES, `${CHANGES}?limit=500`, { headers: readBearer });
+    expect(page.statusCode).toBe(200);
+    const types = new Set(page.json().data.map((event: { type: string }) => event.type));
+    for (const type of ['metric.created', 'metric.validated', 'metric.trust_changed']) expect(types).toContain(type);
+    for (const url of [`${CHANGES}?after=nope`, `${CHANGES}?limit=0`, `${CHANGES}?wait=31`]) {
+      const res = await route('GET', CHANGES, url, { headers: readBearer });
+      expect(res.statusCode, url).toBe(400);
+      expectDocumentedBody('GET', CHANGES, res);
+    }
+    const first = (await route('GET', CHANGES, `${CHANGES}?limit=1`, { headers: readBearer })).json().next_cursor;
+    const later = new Date(Date.now() + 31 * 24 * 3600 * 1000);
+    await sweepOnce(
+      app.database.prisma,
+      { intervalMs: 1000, retentionDays: 30, trust: { staleValidationDays: 30 } },
+      later,
+    );
+    const gone = await route('GET', CHANGES, `${CHANGES}?after=${first}`, { headers: readBearer });
+    expect(gone.statusCode).toBe(410);
+    expectDocumentedBody('GET', CHANGES, gone);
   });
 });

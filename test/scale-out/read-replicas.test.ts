@@ -315,6 +315,14 @@ describe.skipIf(!canRunReplicas || process.env.SKIP_SLOW_PEERS === '1')('read re
       expect(seen.json().data[0].name).toBe('Metric net_revenue');
       // An instance without the shared marks reads the paused replica: the write is not there yet.
       expect((await list(alone)).json().pagination.total).toBe(0);
+      // The change feed: the apply's events, read from the primary (the writer has the mark)...
+      const feed = await writer.get('/api/v1/changes', {}, team.key);
+      expect(feed.statusCode, feed.body).toBe(200);
+      expect(feed.json().data.length).toBeGreaterThan(0);
+      // ...and their cursor, which the paused replica has not reached, is served (from the primary), not refused.
+      const after = await alone.get(`/api/v1/changes?after=${feed.json().next_cursor}`, {}, team.key);
+      expect(after.statusCode, after.body).toBe(200);
+      expect(after.json().data).toEqual([]);
     } finally {
       await servers.resumeReplay();
     }

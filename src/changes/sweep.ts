@@ -1,0 +1,114 @@
+/**
+ * The periodic sweep: trust verdicts that time changes (validation evidence
+ * becoming stale) and the feed's retention. Each organization is claimed by
+ * one instance per interval (its `swept_at`, taken with SKIP LOCKED), then
+ * swept in a transaction of its own under the registry lock, so it takes
+ * turns with applies and validations; an instance that dies mid-sweep leaves
+ * the organization to the next interval.
+ */
+import { lockRegistry } from '../db/registry-lock.js';
+import type { PrismaClient } from '../generated/prisma/client.js';
+import type { TrustPolicy } from '../metric/trust.js';
+import { recordEvents } from './record.js';
+import { trustTransitions } from './trust-transitions.js';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+export interface SweepOptions {
+  intervalMs: number;
+  /** events older than this many days are removed (a cursor before them answers 410) */
+  retentionDays: number;
+  trust: TrustPolicy;
+}
+
+export interface SweepOutcome {
+  organizations: number;
+  events: number;
+  /** organizations that got events (their waiters are woken) */
+  changed: string[];
+}
+
+/** Claims the organizations not swept within the interval: this instance sweeps them now. */
+async function claimOrganizations(prisma: PrismaClient, now: Date, intervalMs: number): Promise<string[]> {
+  await prisma.$executeRaw`INSERT INTO change_feed (org_id) SELECT id FROM organization ON CONFLICT (org_id) DO NOTHING`;
+  // A little less than the interval: an instance's timer drifts, and a claim must not wait a whole interval more.
+  const due = new Date(now.getTime() - intervalMs * 0.9);
+  const rows = await prisma.$queryRaw<{ org_id: string }[]>`
+    UPDATE change_feed SET swept_at = ${now}
+    WHERE org_id IN (SELECT org_id FROM change_feed WHERE swept_at IS NULL OR swept_at <= ${due}
+                     FOR UPDATE SKIP LOCKED)
+    RETURNING org_id::text AS org_id`;
+  return rows.map((row) => row.org_id);
+}
+
+async function sweepOrganization(prisma: PrismaClient, orgId: string, options: SweepOptions, now: Date) {
+  return prisma.$transaction(
+    async (tx) => {
+      await lockRegistry(tx, orgId);
+      const transitions = await trustTransitions(tx, orgId, 'all', options.trust, now);
+      const recorded = await recordEvents(tx, orgId, transitions, now);
+      const cutoff = new Date(now.getTime() - options.retentionDays * DAY_MS);
+      // By number, not time: every event up to the newest expired one goes, so the kept ones follow
+      // pruned_through without a gap.
+      await tx.$executeRaw`
+        WITH expired AS (
+          SELECT max(seq) AS through FROM change_event WHERE org_id = ${orgId}::uuid AND time < ${cutoff}),
+        removed AS (
+          DELETE FROM change_event WHERE org_id = ${orgId}::uuid AND seq <= (SELECT through FROM expired))
+        UPDATE change_feed SET pruned_through = greatest(pruned_through, (SELECT through FROM expired))
+        WHERE org_id = ${orgId}::uuid AND (SELECT through FROM expired) IS NOT NULL`;
+      return recorded;
+    },
+    { timeout: 120_000, maxWait: 30_000 },
+  );
+}
+
+/** One sweep of every organization due, at `now`. */
+export async function sweepOnce(prisma: PrismaClient, options: SweepOptions, now = new Date()): Promise<SweepOutcome> {
+  const organizations = await claimOrganizations(prisma, now, options.intervalMs);
+  const outcome: SweepOutcome = { organizations: organizations.length, events: 0, changed: [] };
+  for (const orgId of organizations) {
+    const recorded = await sweepOrganization(prisma, orgId, options, now);
+    outcome.events += recorded;
+    if (recorded) outcome.changed.push(orgId);
+  }
+  return outcome;
+}
+
+interface Logger {
+  warn(object: object, message: string): void;
+}
+
+/** Sweeps every interval until stopped; `onEvents` hears of the organizations that got events. */
+export function startSweeper(
+  prisma: PrismaClient,
+  options: SweepOptions,
+  logger: Logger,
+  onEvents: (orgId: string) => void,
+): { stop(): Promise<void> } {
+  let running: Promise<void> | null = null;
+  let stopped = false;
+  const tick = () => {
+    // A sweep slower than the interval is not overlapped by the next.
+    if (running || stopped) return;
+    running = sweepOnce(prisma, options)
+      .then((outcome) => outcome.changed.forEach(onEvents))
+      .catch((error: unknown) => logger.warn({ err: (error as Error).message }, 'trust sweep failed'))
+      .finally(() => {
+        running = null;
+      });
+  };
+  const timer = setInterval(tick, options.intervalMs);
+  timer.unref();
+  // The first sweep soon after start, not a whole interval later.
+  const first = setTimeout(tick, Math.min(options.intervalMs, 1000));
+  first.unref();
+  return {
+    async stop() {
+      stopped = true;
+      clearInterval(timer);
+      clearTimeout(first);
+      await running;
+    },
+  };
+}

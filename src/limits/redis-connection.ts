@@ -1,0 +1,102 @@
+/**
+ * The rate limiter's connection to Redis: one server (REDIS_URL) or a Redis
+ * Cluster (REDIS_CLUSTER_NODES, docs/redis-cluster.md). Either way it fails
+ * fast while it is not ready, so that the in-process windows answer at once,
+ * and reconnects by itself; an outage and the recovery are logged once each.
+ */
+import { Cluster, Redis } from 'ioredis';
+import type { RedisClusterConfig } from '../env.js';
+
+export type RedisClient = Redis | Cluster;
+
+/** One Redis by its URL, or the seed nodes of a cluster. */
+export type RedisTarget = { url: string } | { cluster: RedisClusterConfig };
+
+interface Logger {
+  warn(object: object, message: string): void;
+  info(object: object, message: string): void;
+}
+
+/** Redis Cluster's hash slots. */
+const SLOTS = 16384;
+
+const retryStrategy = (attempt: number) => Math.min(attempt * 200, 2000);
+
+/** Of a server's connection (a cluster's: each node's). */
+const connectionOptions = { maxRetriesPerRequest: 1, connectTimeout: 2000 };
+
+function createClient(target: RedisTarget): RedisClient {
+  if ('url' in target) {
+    return new Redis(target.url, {
+      ...connectionOptions,
+      // Fail fast while disconnected, so the insurance limiter answers at once.
+      enableOfflineQueue: false,
+      // An admission is one command (spendEach); a pipeline a tick would cost an object a request.
+      enableAutoPipelining: false,
+      retryStrategy,
+    });
+  }
+  const { nodes, username, password, tls } = target.cluster;
+  return new Cluster(nodes, {
+    // As above; a cluster's spends are pipelined per master by cluster-spends.ts.
+    enableOfflineQueue: false,
+    clusterRetryStrategy: retryStrategy,
+    slotsRefreshTimeout: connectionOptions.connectTimeout,
+    // A lost master (its connection closed) and a cluster that lost one, which refuses every command
+    // (CLUSTERDOWN) until it recovers: answer from the in-process windows at once, as with one Redis,
+    // rather than retry (up to maxRedirections times, 100 ms apart: over a second an admission).
+    retryDelayOnFailover: 0,
+    retryDelayOnClusterDown: 0,
+    // Without it a master that was lost and came back is connected to again only when a command is
+    // redirected to it: the readiness check sends none there.
+    slotsRefreshInterval: 5000,
+    redisOptions: { ...connectionOptions, username, password, ...(tls ? { tls: {} } : {}) },
+  });
+}
+
+/** A client of `target` whose every error is counted (`onError`) and whose outages are logged once each. */
+export function connectRedis(target: RedisTarget, logger: Logger, onError?: () => void): RedisClient {
+  const client = createClient(target);
+  let down = false;
+  const failed = (error: Error) => {
+    onError?.();
+    if (down) return;
+    down = true;
+    logger.warn({ err: error.message }, 'Redis unreachable: rate limits fall back to in-process windows');
+  };
+  client.on('error', failed);
+  // A cluster reports a node's connection errors apart from its own (slots it cannot refresh).
+  if (client instanceof Cluster) client.on('node error', failed);
+  client.on('ready', () => {
+    if (!down) return;
+    down = false;
+    logger.info({}, 'Redis reachable again: rate limits shared through Redis');
+  });
+  return client;
+}
+
+/**
+ * Whether every window can be spent in Redis: the server answers, or on a
+ * cluster every hash slot has a master the client is connected to and every
+ * such master answers (a lost master leaves its slots' windows in process
+ * until the cluster fails over or it comes back).
+ */
+export async function redisAnswers(client: RedisClient): Promise<boolean> {
+  if (client.status !== 'ready') return false;
+  let servers: Redis[] = [];
+  if (client instanceof Cluster) {
+    servers = client.nodes('master');
+    const connected = new Set(servers.map((server) => `${server.options.host}:${server.options.port}`));
+    for (let slot = 0; slot < SLOTS; slot++) {
+      if (!connected.has(client.slots[slot]?.[0] ?? '')) return false;
+    }
+  } else {
+    servers = [client];
+  }
+  try {
+    const replies = await Promise.all(servers.map((server) => server.ping()));
+    return replies.every((reply) => reply === 'PONG');
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,87 @@
+/**
+ * `GET /api/v1/changes`: the change feed of the caller's organization, one
+ * page of the `changes` operation, with a long-poll. With `wait` and no event
+ * after the cursor, the request waits (holding no database connection: the
+ * watcher, src/changes/watcher.ts) until one is committed, on any instance,
+ * or `wait` seconds have passed, then answers the page it reads.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { decodeCursor } from '../changes/cursor.js';
+import { DEFAULT_CHANGES_LIMIT, lastSeq, MAX_CHANGES_LIMIT } from '../changes/feed.js';
+import type { ChangeWatcher } from '../changes/watcher.js';
+import { createContext, type ServiceConfig } from '../context.js';
+import { badRequest, errors, HttpError } from '../errors.js';
+import { type AccessDeps, admitApiKey, readerAtLeast, readsOf } from '../http/request-auth.js';
+import { CURSOR_EXPIRED, INVALID_CURSOR } from '../schema/change-event.js';
+import { ChangesDocument, runOperation } from './execute.js';
+
+/** The longest long-poll a request may ask for, in seconds. */
+export const MAX_WAIT_SECONDS = 30;
+
+export interface ChangesRouteDeps {
+  access: AccessDeps;
+  config: ServiceConfig;
+  watcher: ChangeWatcher;
+}
+
+type Query = Record<string, string | string[] | undefined>;
+
+function param(query: Query, name: string): string | undefined {
+  const value = query[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function boundedInteger(value: string | undefined, name: string, min: number, max: number, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!/^\d{1,6}$/.test(value) || Number(value) < min || Number(value) > max) {
+    throw new HttpError(badRequest(`${name} must be an integer from ${min} to ${max}`));
+  }
+  return Number(value);
+}
+
+export async function changesRoute(app: FastifyInstance, deps: ChangesRouteDeps) {
+  const { access, config, watcher } = deps;
+
+  app.get('/api/v1/changes', {
+    // A long-poll answers after its wait: past the read routes' deadline.
+    handlerTimeout: (MAX_WAIT_SECONDS + 15) * 1000,
+    handler: async (request: FastifyRequest, reply) => {
+      const principal = await admitApiKey(access, request, reply, 'metrics:read');
+      const query = request.query as Query;
+      const after = param(query, 'after') ?? null;
+      const first = boundedInteger(param(query, 'limit'), 'limit', 1, MAX_CHANGES_LIMIT, DEFAULT_CHANGES_LIMIT);
+      const waitSeconds = boundedInteger(param(query, 'wait'), 'wait', 0, MAX_WAIT_SECONDS, 0);
+      const orgId = principal.org.id;
+      // With read replicas: a cursor past what the replica has replayed is read on the primary, so that it is
+      // never refused as unknown nor answered from behind (docs/replicas.md).
+      const seen = after === null || !access.routing ? null : decodeCursor(after, orgId);
+      if (seen !== null) await readerAtLeast(access, request, async (sql) => (await lastSeq(sql, orgId)) >= seen);
+      const context = createContext(readsOf(access, request), principal, config, access.metrics);
+      const read = async () => {
+        const result = await runOperation(ChangesDocument, { after, first }, context);
+        const [error] = result.errors;
+        const code = error?.extensions.code;
+        if (code === INVALID_CURSOR) throw new HttpError(badRequest(error?.message ?? ''));
+        if (code === CURSOR_EXPIRED) throw new HttpError(errors.cursorExpired(error?.message ?? ''));
+        if (error || !result.data) {
+          request.log.error({ err: error }, 'change feed read failed');
+          throw new HttpError(errors.internal);
+        }
+        return result.data.changes;
+      };
+      let page = await read();
+      const deadline = Date.now() + waitSeconds * 1000;
+      const closed = new AbortController();
+      reply.raw.once('close', () => closed.abort());
+      while (!page.events.length && Date.now() < deadline && !closed.signal.aborted) {
+        const position = decodeCursor(page.next_cursor, orgId) ?? 0n;
+        if (!(await watcher.wait(orgId, position, deadline - Date.now(), closed.signal))) break;
+        // Woken by a commit on the primary, which a replica may not have replayed yet.
+        access.routing?.routeOf(request).usePrimary();
+        page = await read();
+      }
+      reply.header('Cache-Control', 'no-store');
+      return { data: page.events, next_cursor: page.next_cursor, meta: { apiVersion: 'v1' } };
+    },
+  });
+}
