@@ -9,6 +9,7 @@ import { createChangeWatcher } from './changes/watcher.js';
 import { createContext, type ServiceConfig } from './context.js';
 import type { Database } from './db/client.js';
 import { currentQueryStats, withQueryStats } from './db/query-stats.js';
+import type { ReadRouting } from './db/read-routing.js';
 import type { TrustProxy } from './env.js';
 import { BEARER_CHALLENGE, badRequest, type ErrorResponse, errors, HttpError } from './errors.js';
 import { graphiqlAssets, graphiqlRoutes } from './graphiql-page.js';
@@ -19,9 +20,11 @@ import { sendHttpError } from './http/error-reply.js';
 import { firstHeader, sessionCookie } from './http/headers.js';
 import { createMetrics, type Metrics } from './http/metrics.js';
 import { instrumentRequests, requestId } from './http/observability.js';
+import { observeReplicas, replicaStatus } from './http/replica-status.js';
 import {
   type AccessDeps,
   admitApiKeyOrSession,
+  readsOf,
   spendOperationCost,
   type ThrottleConfig,
   throttleClient,
@@ -73,6 +76,8 @@ export interface AppOptions {
   metrics?: Metrics;
   /** the kept list totals and search pages (src/metric/read-cache.ts); default: 4 and 16 MiB of the app's own */
   readCache?: ReadCache;
+  /** with read replicas: where reads go (src/db/read-routing.ts); absent: every read on the primary */
+  readRouting?: ReadRouting;
 }
 
 /**
@@ -181,6 +186,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       status: database && redis ? 'ready' : 'unavailable',
       database: database ? 'up' : 'down',
       redis: redis ? 'up' : 'down',
+      // Replicas out of the read set leave the app ready: their reads go to the primary.
+      ...(options.readRouting ? { replicas: replicaStatus(options.readRouting.replicas) } : {}),
     };
     return reply.status(database && redis ? 200 : 503).send(body);
   });
@@ -195,7 +202,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     throttle: config.throttle,
     metrics,
     lastUsed: createLastUsedRecorder(prisma, (error) => app.log.warn({ err: error }, 'could not record last_used_at')),
+    ...(options.readRouting ? { routing: options.readRouting } : {}),
   };
+  if (options.readRouting) observeReplicas(metrics, options.readRouting.replicas);
   const watcher = createChangeWatcher(database.sql, app.log);
   // Waiting long-polls answer at once (empty) when the app closes, rather than holding it open.
   app.addHook('preClose', async () => watcher.close());
@@ -233,7 +242,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       const response = await yoga.handleNodeRequestAndResponse(request, reply, {
         req: request,
         reply,
-        graphqlContext: createContext(access, principal, config, metrics),
+        graphqlContext: createContext(readsOf(access, request), principal, config, metrics),
         // Admission spent one unit; an operation that asks for more spends the rest before it runs.
         spendCost: async (cost) => {
           overBudget = !(await spendOperationCost(access, reply, principal, cost));

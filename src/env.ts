@@ -81,6 +81,27 @@ const corsOrigins = z
   })
   .default([]);
 
+/** DATABASE_REPLICA_URLS: comma-separated postgresql:// URLs of streaming replicas of DATABASE_URL. */
+const replicaUrls = z
+  .string()
+  .transform((value, ctx): string[] => {
+    const urls = value
+      .split(',')
+      .map((item) => item.trim())
+      .filter(Boolean);
+    const bad = urls.filter((url) => !/^postgres(ql)?:\/\/./.test(url) || !URL.canParse(url));
+    if (bad.length) {
+      ctx.addIssue({ code: 'custom', message: `not a postgresql:// URL: ${bad.map(redactUrl).join(', ')}` });
+      return z.NEVER;
+    }
+    if (new Set(urls).size !== urls.length) ctx.addIssue({ code: 'custom', message: 'a replica is named twice' });
+    return urls;
+  })
+  .default([]);
+
+/** A URL as a message may show it: no password. */
+export const redactUrl = (url: string) => url.replace(/\/\/[^@/]*@/, '//***@');
+
 /** Where a Redis Cluster is (REDIS_CLUSTER_NODES): its seed nodes, and how every node is reached. */
 export interface RedisClusterConfig {
   nodes: { host: string; port: number }[];
@@ -150,6 +171,9 @@ export const envSchema = z
       .string()
       .regex(/^postgres(ql)?:\/\//, 'must be a postgresql:// URL')
       .optional(),
+    DATABASE_REPLICA_URLS: replicaUrls,
+    /** a replica further behind the primary (or not answering) takes no reads until it catches up */
+    REPLICA_MAX_LAG_MS: z.coerce.number().int().min(10).max(600_000).default(1000),
     /**
      * `transaction`: DATABASE_URL is a transaction pooler (PgBouncer, PgCat, Supavisor, RDS Proxy), so no
      * statement relies on a server session: no prepared statements, no settings in the startup packet
@@ -218,6 +242,20 @@ export const envSchema = z
         code: 'custom',
         path: ['METRICS_TOKEN'],
         message: `required when METRICS_HOST (${env.METRICS_HOST}) is not a loopback address: the metrics would be open to the network`,
+      });
+    }
+    if (env.DATABASE_REPLICA_URLS.length && !env.DATABASE_URL) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['DATABASE_REPLICA_URLS'],
+        message: 'read replicas need DATABASE_URL (a PostgreSQL primary); the embedded database has none',
+      });
+    }
+    if (env.DATABASE_URL && env.DATABASE_REPLICA_URLS.includes(env.DATABASE_URL)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['DATABASE_REPLICA_URLS'],
+        message: 'names DATABASE_URL itself: a replica is another server, a streaming standby of it',
       });
     }
     if (env.DATABASE_POOL_MODE === 'transaction' && !env.DATABASE_URL) {

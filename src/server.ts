@@ -11,8 +11,10 @@ import { buildApp } from './app.js';
 import { hashSecret } from './auth/secrets.js';
 import { databaseTarget } from './db/adapter.js';
 import { openDatabase } from './db/client.js';
+import { ReadRouting } from './db/read-routing.js';
+import { createWriteMarks } from './db/write-marks.js';
 import { demoAsOf, demoRefusal, isLoopbackHost, shouldLoadDemo } from './demo.js';
-import { env } from './env.js';
+import { env, redactUrl as redact } from './env.js';
 import { loadFixture } from './fixtures/load.js';
 import { createMetrics, startMetricsServer } from './http/metrics.js';
 import { serviceLinks } from './http/root.js';
@@ -30,23 +32,27 @@ function cannotStart(setting: string, error: unknown): never {
   console.error(`Cannot start: ${setting}: ${cause.split('\n')[0]}`);
   process.exit(1);
 }
-const redact = (url: string) => url.replace(/\/\/[^@/]*@/, '//***@');
 
 const target = databaseTarget(env.DATABASE_URL, env.DATA_DIR);
 const databaseSetting = env.DATABASE_URL ? `DATABASE_URL (${redact(env.DATABASE_URL)})` : `DATA_DIR (${env.DATA_DIR})`;
-const database = await openDatabase(target, {
-  migrate: true,
-  statementTimeoutMs: env.DB_STATEMENT_TIMEOUT_MS,
-  poolMode: env.DATABASE_POOL_MODE,
-  owner: 'the server',
-}).catch((error: unknown) => cannotStart(databaseSetting, error));
-console.log(`Migrations: ${database.migrationLog}`);
-if (database.settingsNotice) console.warn(database.settingsNotice);
 const logger = pino({
   level: env.LOG_LEVEL,
   // Never log a key, session token or cookie.
   redact: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'],
 });
+const database = await openDatabase(target, {
+  migrate: true,
+  statementTimeoutMs: env.DB_STATEMENT_TIMEOUT_MS,
+  poolMode: env.DATABASE_POOL_MODE,
+  owner: 'the server',
+  replicas: { urls: env.DATABASE_REPLICA_URLS, maxLagMs: env.REPLICA_MAX_LAG_MS, logger },
+}).catch((error: unknown) => cannotStart(databaseSetting, error));
+console.log(`Migrations: ${database.migrationLog}`);
+if (database.settingsNotice) console.warn(database.settingsNotice);
+// With replicas, reads go to them (src/db/read-routing.ts); read-your-writes marks are shared through Redis.
+const readRouting = database.replicas
+  ? new ReadRouting(database.sql, database.replicas, createWriteMarks({ redisUrl: env.REDIS_URL, logger }))
+  : undefined;
 const metrics = createMetrics();
 const rateLimiter = createKeyRateLimiter({
   redisUrl: env.REDIS_URL,
@@ -136,6 +142,7 @@ const app = await buildApp({
   },
   rateLimiter,
   metrics,
+  readRouting,
 });
 const metricsServer = env.METRICS_PORT
   ? await startMetricsServer(metrics, env.METRICS_PORT, env.METRICS_HOST, env.METRICS_TOKEN)
@@ -154,6 +161,7 @@ async function shutdown(signal: string) {
     await app.close();
     metricsServer?.close();
     await rateLimiter.close();
+    await readRouting?.close();
     await database.close();
   } finally {
     process.exit(0);

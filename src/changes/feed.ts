@@ -6,7 +6,7 @@
  */
 import { sql } from 'kysely';
 import { compile } from '../db/kysely.js';
-import type { SqlReader } from '../db/sql.js';
+import { POINT_READ, type SqlReader } from '../db/sql.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { type CloudEvent, cloudEvent } from './event.js';
 
@@ -59,6 +59,21 @@ function pageStatement(orgId: string, after: bigint | null, limit: number) {
       WHERE ce.org_id = o.org_id AND ce.seq > greatest(${String(after ?? -1)}::bigint, f.pruned_through)
       ORDER BY ce.seq LIMIT ${limit}::int) e ON TRUE
     ORDER BY e.seq`);
+}
+
+/**
+ * The latest event number of `orgId`'s feed on the server `reader` reads
+ * (0 without any): a read replica serves a cursor only up to it
+ * (src/rest/changes-route.ts).
+ */
+export async function lastSeq(reader: SqlReader, orgId: string): Promise<bigint> {
+  const [row] = await reader.query(
+    compile(
+      sql<{ last_seq: string }>`SELECT last_seq::text AS last_seq FROM change_feed WHERE org_id = ${orgId}::uuid`,
+    ),
+    POINT_READ,
+  );
+  return BigInt(row?.last_seq ?? 0);
 }
 
 /**

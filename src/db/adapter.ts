@@ -89,22 +89,38 @@ function sessionSettings(options: AdapterOptions): pg.PoolConfig {
   };
 }
 
+/**
+ * A pool of connections to a PostgreSQL server, as the service opens every one of its servers
+ * (the primary, and each read replica: src/db/replicas.ts).
+ */
+export function openPool(
+  url: string,
+  options: Omit<AdapterOptions, 'owner'> & {
+    /** the client gives up on a statement after this long (a server that stopped answering); default never */
+    queryTimeoutMs?: number;
+  } = {},
+): pg.Pool {
+  const transactionPooled = options.poolMode === 'transaction';
+  return new pg.Pool({
+    ...(options.queryTimeoutMs ? { query_timeout: options.queryTimeoutMs } : {}),
+    connectionString: url,
+    max: options.poolSize ?? 10,
+    // waiting for a pooled connection fails after this long rather than queueing forever
+    connectionTimeoutMillis: 5000,
+    // A connection takes several statements at once (the SQL reader's batches, src/db/sql.ts). Each
+    // keeps its own Sync, so a transaction pooler (PgBouncer 1.18 tested) may hand each to another
+    // server connection: test/scale-out/pgbouncer.test.ts runs the batches through one.
+    pipeline: true,
+    // Behind a transaction pooler the startup packet reaches no particular server connection (and
+    // PgBouncer refuses `options`): the settings are the role's there (docs/connection-poolers.md).
+    ...(transactionPooled ? {} : sessionSettings(options)),
+  });
+}
+
 export async function openAdapter(target: DatabaseTarget, options: AdapterOptions = {}): Promise<OpenAdapter> {
   if (target.kind === 'postgres') {
     const transactionPooled = options.poolMode === 'transaction';
-    const pool = new pg.Pool({
-      connectionString: target.url,
-      max: options.poolSize ?? 10,
-      // waiting for a pooled connection fails after this long rather than queueing forever
-      connectionTimeoutMillis: 5000,
-      // A connection takes several statements at once (the SQL reader's batches, src/db/sql.ts). Each
-      // keeps its own Sync, so a transaction pooler (PgBouncer 1.18 tested) may hand each to another
-      // server connection: test/scale-out/pgbouncer.test.ts runs the batches through one.
-      pipeline: true,
-      // Behind a transaction pooler the startup packet reaches no particular server connection (and
-      // PgBouncer refuses `options`): the settings are the role's there (docs/connection-poolers.md).
-      ...(transactionPooled ? {} : sessionSettings(options)),
-    });
+    const pool = openPool(target.url, options);
     // Prisma's $disconnect() ends the pool (and the Prisma CLI's, so that it exits).
     const factory = new PrismaPg(pool, { disposeExternalPool: true });
     return {

@@ -6,6 +6,7 @@ import { PrismaClient } from '../generated/prisma/client.js';
 import { type AdapterOptions, type DatabaseTarget, describeTarget, openAdapter } from './adapter.js';
 import { migrate } from './migrate.js';
 import { countingFactory } from './query-stats.js';
+import { openReplicaSet, type ReplicaSet, type ReplicaSetOptions } from './replicas.js';
 import { preparedReader, type SqlReader, sqlReader } from './sql.js';
 import { statementTimeoutNotice } from './transaction-pooling.js';
 
@@ -16,6 +17,8 @@ export interface Database {
   prisma: PrismaClient;
   /** raw reads on the same connections as `prisma`, prepared on PostgreSQL (src/db/sql.ts) */
   sql: SqlReader;
+  /** the read replicas (DATABASE_REPLICA_URLS, PostgreSQL only); null: none */
+  replicas: ReplicaSet | null;
   target: DatabaseTarget;
   description: string;
   close(): Promise<void>;
@@ -23,7 +26,11 @@ export interface Database {
 
 export async function openDatabase(
   target: DatabaseTarget,
-  options: { migrate?: boolean } & AdapterOptions = {},
+  options: {
+    migrate?: boolean;
+    /** opened with the primary's pool size, pool mode and statement timeout */
+    replicas?: { urls: readonly string[] } & Omit<ReplicaSetOptions, 'poolSize' | 'poolMode' | 'statementTimeoutMs'>;
+  } & AdapterOptions = {},
 ): Promise<Database & { migrationLog: string; settingsNotice: string | null }> {
   const adapter = await openAdapter(target, {
     poolSize: options.poolSize,
@@ -33,10 +40,20 @@ export async function openDatabase(
   });
   let migrationLog = '';
   let settingsNotice: string | null = null;
+  let replicas: ReplicaSet | null = null;
   try {
     if (options.migrate) migrationLog = await migrate(target, { pglite: adapter.pglite, poolMode: options.poolMode });
     if (adapter.pool && options.poolMode === 'transaction')
       settingsNotice = await statementTimeoutNotice(adapter.pool, options.statementTimeoutMs ?? 0);
+    if (options.replicas?.urls.length) {
+      if (!adapter.pool) throw new Error('read replicas need a PostgreSQL primary (DATABASE_URL)');
+      replicas = await openReplicaSet(adapter.pool, options.replicas.urls, {
+        ...options.replicas,
+        poolSize: options.poolSize,
+        poolMode: options.poolMode,
+        statementTimeoutMs: options.statementTimeoutMs,
+      });
+    }
   } catch (error) {
     await adapter.close();
     throw error;
@@ -50,11 +67,13 @@ export async function openDatabase(
     sql: adapter.pool
       ? preparedReader(adapter.pool, { unnamed: options.poolMode === 'transaction' })
       : sqlReader(driver),
+    replicas,
     target,
     description: describeTarget(target),
     migrationLog,
     settingsNotice,
     close: async () => {
+      await replicas?.close();
       await prisma.$disconnect();
       await adapter.close();
     },

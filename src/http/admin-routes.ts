@@ -22,7 +22,7 @@ import { storableText, UNSTORABLE_TEXT } from '../metric/input.js';
 import { rejectCrossOrigin } from './cross-origin.js';
 import { clientErrorHandler } from './error-reply.js';
 import { firstHeader } from './headers.js';
-import { type AccessDeps, admitAdminSession } from './request-auth.js';
+import { type AccessDeps, admitAdminSession, noteOrganizationWrite } from './request-auth.js';
 
 export interface ApiKeyRoutesDeps {
   access: AccessDeps;
@@ -166,6 +166,8 @@ export async function apiKeyRoutes(app: FastifyInstance, deps: ApiKeyRoutesDeps)
         id: keyId,
         actorUserId: principal.userId,
       });
+      // Refused at once on every instance, not only once the replicas have replayed the revocation.
+      await noteOrganizationWrite(access, request, principal.org.id);
       return { data: { id: revoked.id, revoked_at: iso(revoked.revokedAt) } };
     } catch (error) {
       if (error instanceof ApiKeyNotFoundError) throw new HttpError(errors.apiKeyNotFound);

@@ -17,6 +17,7 @@ import type { LastUsedRecorder } from '../auth/last-used.js';
 import type { RequestedScope } from '../auth/scopes.js';
 import { authenticateServiceToken, presentedServiceToken, type WriteScope } from '../auth/service-token.js';
 import type { Principal } from '../context.js';
+import type { ReadRouting } from '../db/read-routing.js';
 import type { SqlReader } from '../db/sql.js';
 import { errors, HttpError } from '../errors.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
@@ -45,6 +46,67 @@ export interface AccessDeps {
   throttle: ThrottleConfig;
   lastUsed: LastUsedRecorder;
   metrics: Metrics;
+  /** with read replicas (DATABASE_REPLICA_URLS): where each request's reads go; absent: all on `sql` */
+  routing?: ReadRouting;
+}
+
+/** The reader of a request's reads: `deps.sql`, or with replicas the request's route (src/db/read-routing.ts). */
+export function readerOf(deps: AccessDeps, request: FastifyRequest): SqlReader {
+  return deps.routing ? deps.routing.routeOf(request).sql : deps.sql;
+}
+
+/**
+ * The reader of a state the client has seen, such as a change-feed cursor:
+ * the request's replica when `probe`, run on it, finds that state there
+ * (for a feed: the replica's latest `seq` of the organization is at least the
+ * cursor), else the primary's, for the rest of the request. Without replicas
+ * it is `deps.sql` and `probe` does not run.
+ */
+export async function readerAtLeast(
+  deps: AccessDeps,
+  request: FastifyRequest,
+  probe: (sql: SqlReader) => Promise<boolean>,
+): Promise<SqlReader> {
+  return deps.routing ? deps.routing.routeOf(request).atLeast(probe) : deps.sql;
+}
+
+/**
+ * After a write of `orgId` committed (an apply, validations, a key revoked):
+ * with replicas, the organization reads from the primary until they have
+ * replayed it (src/db/write-marks.ts). The write stands either way: a
+ * failure to note it is logged, not answered.
+ */
+export async function noteOrganizationWrite(deps: AccessDeps, request: FastifyRequest, orgId: string): Promise<void> {
+  if (!deps.routing) return;
+  await deps.routing
+    .noteWrite(orgId)
+    .catch((error: unknown) => request.log.warn({ err: error }, 'could not note the write for read-your-writes'));
+}
+
+/** `deps` with the request's reader, for what takes its reader from the deps (a GraphQL context, MCP). */
+export function readsOf(deps: AccessDeps, request: FastifyRequest): AccessDeps {
+  return deps.routing ? { ...deps, sql: deps.routing.routeOf(request).sql } : deps;
+}
+
+/**
+ * With replicas, an authentication read on a replica is read again on the
+ * primary when the replica may not have what it needs: a key that it does
+ * not know (created a moment ago), or an organization that wrote since the
+ * replica last replayed (read-your-writes). Its later reads follow.
+ */
+async function settleRoute<T>(
+  routing: ReadRouting,
+  request: FastifyRequest,
+  result: AuthResult & { read?: T },
+  again: () => Promise<AuthResult & { read?: T }>,
+): Promise<AuthResult & { read?: T }> {
+  const route = routing.routeOf(request);
+  if (!result.ok) {
+    if (result.error !== errors.invalidApiKey || !route.onReplica || !route.readFromReplica) return result;
+    route.usePrimary();
+    return again();
+  }
+  return (await route.settle(result.principal.org.id)) ? result : again();
 }
 
 /** The subject of a key's per-minute window: the key's hash, known before the lookup. */
@@ -156,7 +218,8 @@ async function admit<T>(
     await giveBack();
     throw rateLimited(deps, reply, 'throttle', throttle.retryAfterSeconds);
   }
-  const result = await credentials.authenticate(early);
+  let result = await credentials.authenticate(early);
+  if (deps.routing) result = await settleRoute(deps.routing, request, result, () => credentials.authenticate(early));
   if (!result.ok) {
     const surcharge = deps.throttle.failureCost - 1;
     await Promise.all([
@@ -192,7 +255,7 @@ function bearer<T>(
     subject: keySubject(presented.keyHash),
     authenticate: (spent) =>
       authenticateApiKey(
-        deps.sql,
+        readerOf(deps, request),
         presented.keyHash,
         serviceEnv,
         scope,

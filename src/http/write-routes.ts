@@ -19,7 +19,7 @@ import { parseValidationBatch, recordValidations } from '../registry/validations
 import { rejectCrossOrigin } from './cross-origin.js';
 import { clientErrorHandler } from './error-reply.js';
 import { firstHeader } from './headers.js';
-import { type AccessDeps, admitAdminSession, admitServiceToken } from './request-auth.js';
+import { type AccessDeps, admitAdminSession, admitServiceToken, noteOrganizationWrite } from './request-auth.js';
 
 export interface WriteRoutesDeps {
   access: AccessDeps;
@@ -124,6 +124,7 @@ export async function writeRoutes(app: FastifyInstance, deps: WriteRoutesDeps) {
           prune,
           trust: config.trust,
         });
+        if (!dryRun) await noteOrganizationWrite(access, request, principal.org.id);
         if (events) watcher.poke(principal.org.id);
         return { data: { plan: plan.entries, totals: plan.totals, dry_run: dryRun, applied } };
       } catch (error) {
@@ -152,6 +153,7 @@ export async function writeRoutes(app: FastifyInstance, deps: WriteRoutesDeps) {
         const { recorded, duplicates, events } = await recordValidations(access.prisma, principal.org.id, batch, {
           trust: config.trust,
         });
+        await noteOrganizationWrite(access, request, principal.org.id);
         if (events) watcher.poke(principal.org.id);
         return { data: { recorded, duplicates } };
       } catch (error) {

@@ -16,7 +16,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { ServiceConfig } from '../context.js';
-import { type AccessDeps, admitApiKey } from '../http/request-auth.js';
+import { type AccessDeps, admitApiKey, readsOf } from '../http/request-auth.js';
 
 /**
  * The SDK (about 20 MB of heap and code) and the tools load with the first
@@ -87,7 +87,7 @@ export async function mcpRoutes(app: FastifyInstance, deps: McpDeps) {
       }
 
       const [{ StreamableHTTPServerTransport }, { createMcpServer }] = await loadMcp();
-      const server = createMcpServer({ access, config, principal, log: request.log });
+      const server = createMcpServer({ access: readsOf(access, request), config, principal, log: request.log });
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       // From here the transport writes the response; the headers set so far go with it.
       reply.hijack();

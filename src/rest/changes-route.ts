@@ -7,11 +7,11 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { decodeCursor } from '../changes/cursor.js';
-import { DEFAULT_CHANGES_LIMIT, MAX_CHANGES_LIMIT } from '../changes/feed.js';
+import { DEFAULT_CHANGES_LIMIT, lastSeq, MAX_CHANGES_LIMIT } from '../changes/feed.js';
 import type { ChangeWatcher } from '../changes/watcher.js';
 import { createContext, type ServiceConfig } from '../context.js';
 import { badRequest, errors, HttpError } from '../errors.js';
-import { type AccessDeps, admitApiKey } from '../http/request-auth.js';
+import { type AccessDeps, admitApiKey, readerAtLeast, readsOf } from '../http/request-auth.js';
 import { CURSOR_EXPIRED, INVALID_CURSOR } from '../schema/change-event.js';
 import { ChangesDocument, runOperation } from './execute.js';
 
@@ -51,8 +51,12 @@ export async function changesRoute(app: FastifyInstance, deps: ChangesRouteDeps)
       const after = param(query, 'after') ?? null;
       const first = boundedInteger(param(query, 'limit'), 'limit', 1, MAX_CHANGES_LIMIT, DEFAULT_CHANGES_LIMIT);
       const waitSeconds = boundedInteger(param(query, 'wait'), 'wait', 0, MAX_WAIT_SECONDS, 0);
-      const context = createContext(access, principal, config, access.metrics);
       const orgId = principal.org.id;
+      // With read replicas: a cursor past what the replica has replayed is read on the primary, so that it is
+      // never refused as unknown nor answered from behind (docs/replicas.md).
+      const seen = after === null || !access.routing ? null : decodeCursor(after, orgId);
+      if (seen !== null) await readerAtLeast(access, request, async (sql) => (await lastSeq(sql, orgId)) >= seen);
+      const context = createContext(readsOf(access, request), principal, config, access.metrics);
       const read = async () => {
         const result = await runOperation(ChangesDocument, { after, first }, context);
         const [error] = result.errors;
@@ -72,6 +76,8 @@ export async function changesRoute(app: FastifyInstance, deps: ChangesRouteDeps)
       while (!page.events.length && Date.now() < deadline && !closed.signal.aborted) {
         const position = decodeCursor(page.next_cursor, orgId) ?? 0n;
         if (!(await watcher.wait(orgId, position, deadline - Date.now(), closed.signal))) break;
+        // Woken by a commit on the primary, which a replica may not have replayed yet.
+        access.routing?.routeOf(request).usePrimary();
         page = await read();
       }
       reply.header('Cache-Control', 'no-store');

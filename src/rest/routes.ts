@@ -9,11 +9,12 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RequestedScope } from '../auth/scopes.js';
 import { createContext, type Principal, type ServiceConfig } from '../context.js';
 import { errors, HttpError } from '../errors.js';
-import { type AccessDeps, admitApiKey, admitApiKeyWithRead } from '../http/request-auth.js';
+import { type AccessDeps, admitApiKey, admitApiKeyWithRead, readerOf, readsOf } from '../http/request-auth.js';
 import { type FoundMetricRow, metricRowWithKey } from '../metric/by-id.js';
 import { checkFilterValues, checkSearchText } from '../metric/input.js';
 import { effectiveFilter, pageParameter } from '../metric/list.js';
 import { METRIC_PARTS, type MetricReadPlan, primeMetricRead } from '../metric/loaders.js';
+import { readMetricsVersion } from '../metric/metrics-version.js';
 import { type MetricState, readMetricState } from '../metric/state.js';
 import { trustVerdict } from '../metric/trust.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../schema/metric-query.js';
@@ -73,8 +74,21 @@ export async function restRoutes(app: FastifyInstance, deps: RestDeps) {
     if (primary) throw new HttpError(errors.fetchFailed);
   }
 
+  /**
+   * A conditional request that its replica cannot answer with 304 moves to
+   * the primary (src/db/read-routing.ts): its tag is opaque, so it may name
+   * a version newer than the replica has, and the replica's body would take
+   * the client back in time. True when it moved (the caller reads again).
+   */
+  function leaveReplica(request: FastifyRequest): boolean {
+    const route = access.routing?.routeOf(request);
+    if (!route?.onReplica) return false;
+    route.usePrimary();
+    return true;
+  }
+
   app.get('/api/v1/metrics', async (request, reply) => {
-    const principal = await admitApiKey(access, request, reply, 'metrics:read');
+    let principal = await admitApiKey(access, request, reply, 'metrics:read');
     const query = request.query as Query;
     const search = param(query, 'q');
     const variables = {
@@ -102,21 +116,29 @@ export async function restRoutes(app: FastifyInstance, deps: RestDeps) {
       });
     if (invalid) throw new HttpError(invalid);
     // A page is made of the organization's metrics only: metrics_version (read with the key) covers them.
-    const { org } = principal;
-    const tag = entityTag([
-      'list',
-      org.id,
-      org.metricsVersion,
-      variables.page,
-      variables.pageSize,
-      effectiveFilter(variables.filter),
-      variables.search,
-    ]);
+    const tagOf = ({ org }: Principal) =>
+      entityTag([
+        'list',
+        org.id,
+        org.metricsVersion,
+        variables.page,
+        variables.pageSize,
+        effectiveFilter(variables.filter),
+        variables.search,
+      ]);
+    let tag = tagOf(principal);
     if (noneMatchFails(request, tag)) return sendNotModified(reply, tag);
+    if (conditional(request) && leaveReplica(request)) {
+      // The client may have seen a later version than the replica's: the version and the page from the primary.
+      const version = await readMetricsVersion(access.sql, principal.org.id);
+      if (version !== null) principal = { ...principal, org: { ...principal.org, metricsVersion: version } };
+      tag = tagOf(principal);
+      if (noneMatchFails(request, tag)) return sendNotModified(reply, tag);
+    }
     const result = await runOperation(
       ListMetricsDocument,
       variables,
-      createContext(access, principal, config, access.metrics),
+      createContext(readsOf(access, request), principal, config, access.metrics),
     );
     failIfErrors(request, result, true);
     if (!result.data) throw new HttpError(errors.fetchFailed);
@@ -137,7 +159,7 @@ export async function restRoutes(app: FastifyInstance, deps: RestDeps) {
     summaryGenerator: string | null,
     withTrust = false,
   ) {
-    return readMetricState(access.sql, orgId, id, summaryGenerator, withTrust).catch(
+    return readMetricState(readerOf(access, request), orgId, id, summaryGenerator, withTrust).catch(
       (error: unknown): MetricState | null => {
         request.log.warn({ err: error }, 'could not read the metric version');
         return null;
@@ -167,12 +189,13 @@ export async function restRoutes(app: FastifyInstance, deps: RestDeps) {
 
   /** The operation's context; a metric read ahead primes its loaders. */
   function metricContext(
+    request: FastifyRequest,
     principal: Principal,
     id: string,
     plan: MetricReadPlan,
     ahead: { found: FoundMetricRow | null } | null,
   ) {
-    const context = createContext(access, principal, config, access.metrics);
+    const context = createContext(readsOf(access, request), principal, config, access.metrics);
     if (ahead) primeMetricRead(context.loaders, id, plan, ahead.found);
     return context;
   }
@@ -186,9 +209,17 @@ export async function restRoutes(app: FastifyInstance, deps: RestDeps) {
     // The body shows the organization's fiscal month besides the metric and what its version covers.
     const tagOf = (version: string | null | undefined) =>
       entityTag(['detail', org.id, org.fiscalCalendarStartMonth, id, version ?? 'unversioned']);
-    const state = isConditional ? await metricState(request, org.id, id, null) : null;
+    let state = isConditional ? await metricState(request, org.id, id, null) : null;
     if (state && noneMatchFails(request, tagOf(state.version))) return sendNotModified(reply, tagOf(state.version));
-    const result = await runOperation(MetricDetailDocument, { id }, metricContext(principal, id, DETAIL.plan, ahead));
+    if (isConditional && leaveReplica(request)) {
+      state = await metricState(request, org.id, id, null);
+      if (state && noneMatchFails(request, tagOf(state.version))) return sendNotModified(reply, tagOf(state.version));
+    }
+    const result = await runOperation(
+      MetricDetailDocument,
+      { id },
+      metricContext(request, principal, id, DETAIL.plan, ahead),
+    );
     failIfErrors(request, result, true);
     if (!result.data?.metric) throw new HttpError(errors.metricNotFound);
     setValidators(reply, tagOf(state ? state.version : result.data.metric.revision));
@@ -211,15 +242,22 @@ export async function restRoutes(app: FastifyInstance, deps: RestDeps) {
     const id = metricId(request);
     const { org } = principal;
     const generator = summary ? summaryGeneratorName(config.summaries) : null;
-    const state = stateFirst ? await metricState(request, org.id, id, generator, true) : null;
     // canonical_url shows PUBLIC_APP_URL and the organization's slug; `trust` depends on other
     // metrics and on the time, so the tag carries the verdict as it stands now.
     const tagOf = (version: string | null | undefined, trust: TrustTag | null, summaryPart: string) =>
       entityTag(['contract', org.id, org.slug, config.publicAppUrl, id, version ?? 'unversioned', trust, summaryPart]);
-    const stateTrust = state?.trust ? trustTag(trustVerdict(state.trust, config.trust, new Date())) : null;
-    const current = state && currentSummaryPart(generator, state);
-    const currentTag = state && current !== null ? tagOf(state.version, stateTrust, current) : null;
-    if (currentTag && noneMatchFails(request, currentTag)) {
+    const tagState = (state: MetricState | null) => {
+      const trust = state?.trust ? trustTag(trustVerdict(state.trust, config.trust, new Date())) : null;
+      const current = state && currentSummaryPart(generator, state);
+      const tag = state && current !== null ? tagOf(state.version, trust, current) : null;
+      return { state, trust, current, tag, matches: tag !== null && noneMatchFails(request, tag) };
+    };
+    let read = tagState(stateFirst ? await metricState(request, org.id, id, generator, true) : null);
+    if (!read.matches && conditional(request) && leaveReplica(request)) {
+      read = tagState(await metricState(request, org.id, id, generator, true));
+    }
+    const { state, trust: stateTrust, current, tag: currentTag } = read;
+    if (currentTag && read.matches) {
       // Only a summary the cache (or the lack of any discussion) answers is a 304: nothing generated or billed.
       return sendNotModified(reply, currentTag, {
         ...(generator ? { 'X-Discussion-Summary-Charged': '0' } : {}),
@@ -229,7 +267,7 @@ export async function restRoutes(app: FastifyInstance, deps: RestDeps) {
     const result = await runOperation(
       MetricContractDocument,
       { id, summary },
-      metricContext(principal, id, CONTRACT.plan, ahead),
+      metricContext(request, principal, id, CONTRACT.plan, ahead),
     );
     // Supporting reads degrade (envelopes.ts); only a failed metric read is fatal. A non-null field
     // that failed (the trust verdict) nulls the metric itself: that is a failed read, not a missing metric.

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import type { FastifyBaseLogger, FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import type { Database } from '../../src/db/client.js';
+import type { ReadRouting } from '../../src/db/read-routing.js';
 import type { TrustProxy } from '../../src/env.js';
 import { loadFixture } from '../../src/fixtures/load.js';
 import type { Metrics } from '../../src/http/metrics.js';
@@ -69,6 +70,8 @@ export interface TestAppOptions {
   readCache?: ReadCache;
   /** default: false (GRAPHQL_ERROR_DETAILS) */
   graphqlErrorDetails?: boolean;
+  /** default: none (every read on the primary) */
+  readRouting?: ReadRouting;
 }
 
 /** Builds one more app (an instance) over an existing test database. */
@@ -80,6 +83,7 @@ export async function buildTestInstance(database: Database, options: TestAppOpti
     metrics: options.metrics,
     rateLimiter,
     readCache: options.readCache,
+    readRouting: options.readRouting,
     config: {
       publicAppUrl: options.publicAppUrl ?? TEST_PUBLIC_APP_URL,
       summaries: { ...TEST_SUMMARIES, ...options.summaries },
