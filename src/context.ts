@@ -49,6 +49,12 @@ export interface ServiceConfig {
 export interface Context {
   prisma: PrismaClient;
   sql: Database['sql'];
+  /**
+   * With read replicas: the reader of a state the client has seen (a change-feed cursor), the
+   * request's replica when `probe` finds that state there, else the primary's for the rest of the
+   * request (src/db/read-routing.ts). Absent: `sql` has every state.
+   */
+  readerAtLeast?: (probe: (sql: Database['sql']) => Promise<boolean>) => Promise<Database['sql']>;
   reads: ReadCache;
   principal: Principal;
   config: ServiceConfig;
@@ -72,7 +78,7 @@ export interface ContextOptions {
 }
 
 export function createContext(
-  { prisma, sql, reads }: Pick<Context, 'prisma' | 'sql' | 'reads'>,
+  { prisma, sql, reads, readerAtLeast }: Pick<Context, 'prisma' | 'sql' | 'reads' | 'readerAtLeast'>,
   principal: Principal,
   config: ServiceConfig,
   metrics: Metrics,
@@ -84,6 +90,7 @@ export function createContext(
   return {
     prisma,
     sql,
+    ...(readerAtLeast ? { readerAtLeast } : {}),
     reads,
     principal,
     config,

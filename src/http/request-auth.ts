@@ -16,7 +16,7 @@ import {
 import type { LastUsedRecorder } from '../auth/last-used.js';
 import type { RequestedScope } from '../auth/scopes.js';
 import { authenticateServiceToken, presentedServiceToken, type WriteScope } from '../auth/service-token.js';
-import type { Principal } from '../context.js';
+import type { Context, Principal } from '../context.js';
 import type { ReadRouting } from '../db/read-routing.js';
 import type { SqlReader } from '../db/sql.js';
 import { errors, HttpError } from '../errors.js';
@@ -56,21 +56,6 @@ export function readerOf(deps: AccessDeps, request: FastifyRequest): SqlReader {
 }
 
 /**
- * The reader of a state the client has seen, such as a change-feed cursor:
- * the request's replica when `probe`, run on it, finds that state there
- * (for a feed: the replica's latest `seq` of the organization is at least the
- * cursor), else the primary's, for the rest of the request. Without replicas
- * it is `deps.sql` and `probe` does not run.
- */
-export async function readerAtLeast(
-  deps: AccessDeps,
-  request: FastifyRequest,
-  probe: (sql: SqlReader) => Promise<boolean>,
-): Promise<SqlReader> {
-  return deps.routing ? deps.routing.routeOf(request).atLeast(probe) : deps.sql;
-}
-
-/**
  * After a write of `orgId` committed (an apply, validations, a key revoked):
  * with replicas, the organization reads from the primary until they have
  * replayed it (src/db/write-marks.ts). The write stands either way: a
@@ -83,9 +68,17 @@ export async function noteOrganizationWrite(deps: AccessDeps, request: FastifyRe
     .catch((error: unknown) => request.log.warn({ err: error }, 'could not note the write for read-your-writes'));
 }
 
-/** `deps` with the request's reader, for what takes its reader from the deps (a GraphQL context, MCP). */
-export function readsOf(deps: AccessDeps, request: FastifyRequest): AccessDeps {
-  return deps.routing ? { ...deps, sql: deps.routing.routeOf(request).sql } : deps;
+/**
+ * `deps` with the request's reader (and, with replicas, its reader of a state the client has seen),
+ * for what takes its reader from the deps (a GraphQL context, MCP).
+ */
+export function readsOf(
+  deps: AccessDeps,
+  request: FastifyRequest,
+): AccessDeps & { readerAtLeast?: Context['readerAtLeast'] } {
+  if (!deps.routing) return deps;
+  const route = deps.routing.routeOf(request);
+  return { ...deps, sql: route.sql, readerAtLeast: (probe) => route.atLeast(probe) };
 }
 
 /**

@@ -1,12 +1,14 @@
 /** The change feed (src/changes/) on GraphQL: `changes(after, first)`, as `GET /api/v1/changes` serves it without waiting. */
 import { GraphQLError } from 'graphql';
 import { builder } from '../builder.js';
+import { decodeCursor } from '../changes/cursor.js';
 import type { CloudEvent } from '../changes/event.js';
 import {
   type ChangePage,
   DEFAULT_CHANGES_LIMIT,
   ExpiredCursorError,
   InvalidCursorError,
+  lastSeq,
   MAX_CHANGES_LIMIT,
   readChanges,
 } from '../changes/feed.js';
@@ -70,8 +72,16 @@ builder.queryFields((t) => ({
           extensions: { code: INVALID_CURSOR },
         });
       }
+      const orgId = ctx.principal.org.id;
+      // With replicas, a cursor past what the request's replica has replayed is read on the primary: it is
+      // never refused as unknown, nor answered from behind.
+      const seen = args.after && ctx.readerAtLeast ? decodeCursor(args.after, orgId) : null;
+      const reader =
+        seen !== null && ctx.readerAtLeast
+          ? await ctx.readerAtLeast(async (sql) => (await lastSeq(sql, orgId)) >= seen)
+          : ctx.sql;
       try {
-        return await readChanges(ctx.sql, ctx.principal.org.id, args.after ?? null, first);
+        return await readChanges(reader, orgId, args.after ?? null, first);
       } catch (error) {
         throw changeFeedError(error);
       }

@@ -18,7 +18,7 @@ import type { SqlReader } from '../../src/db/sql.js';
 import { createWriteMarks } from '../../src/db/write-marks.js';
 import { loadFixture } from '../../src/fixtures/load.js';
 import { createMetrics } from '../../src/http/metrics.js';
-import { type AccessDeps, readerAtLeast } from '../../src/http/request-auth.js';
+import { type AccessDeps, readsOf } from '../../src/http/request-auth.js';
 import { readMetricState } from '../../src/metric/state.js';
 import { registry } from '../fixtures/registry.js';
 import { buildTestInstance } from '../helpers/app.js';
@@ -230,15 +230,12 @@ describe.skipIf(!canRunReplicas || process.env.SKIP_SLOW_PEERS === '1')('read re
       const latest = await versionOnPrimary();
       expect(latest).toBeGreaterThan(seen);
       // A client that saw `seen`: the paused replica has it, and serves it.
-      const onReplica = await readerAtLeast(deps, {} as FastifyRequest, async (sql) => (await versionOn(sql)) >= seen);
-      expect(await versionOn(onReplica)).toBe(seen);
+      const readerAtLeast = (request: object) => readsOf(deps, request as FastifyRequest).readerAtLeast;
+      const onReplica = await readerAtLeast({})?.(async (sql) => (await versionOn(sql)) >= seen);
+      expect(onReplica && (await versionOn(onReplica))).toBe(seen);
       // A client that saw `latest`: the replica has not, so the primary serves.
-      const onPrimary = await readerAtLeast(
-        deps,
-        {} as FastifyRequest,
-        async (sql) => (await versionOn(sql)) >= latest,
-      );
-      expect(await versionOn(onPrimary)).toBe(latest);
+      const onPrimary = await readerAtLeast({})?.(async (sql) => (await versionOn(sql)) >= latest);
+      expect(onPrimary && (await versionOn(onPrimary))).toBe(latest);
     } finally {
       await servers.resumeReplay();
       await describeMetric('As first written.');
@@ -323,6 +320,19 @@ describe.skipIf(!canRunReplicas || process.env.SKIP_SLOW_PEERS === '1')('read re
       const after = await alone.get(`/api/v1/changes?after=${feed.json().next_cursor}`, {}, team.key);
       expect(after.statusCode, after.body).toBe(200);
       expect(after.json().data).toEqual([]);
+      // The same cursor on GraphQL (and so MCP's list_changes, which runs the same operation).
+      const graphql = await alone.app.inject({
+        method: 'POST',
+        url: '/graphql',
+        headers: { authorization: `Bearer ${team.key}`, 'content-type': 'application/json' },
+        payload: JSON.stringify({
+          query: 'query($after: String) { changes(after: $after) { events { id } nextCursor } }',
+          variables: { after: feed.json().next_cursor },
+        }),
+      });
+      expect(graphql.json(), graphql.body).toEqual({
+        data: { changes: { events: [], nextCursor: feed.json().next_cursor } },
+      });
     } finally {
       await servers.resumeReplay();
     }
