@@ -13,6 +13,7 @@ import type { ThrottleConfig } from '../../src/http/request-auth.js';
 import { createKeyRateLimiter, type KeyRateLimiter } from '../../src/limits/key-rate-limiter.js';
 import type { ReadCache } from '../../src/metric/read-cache.js';
 import type { SummaryConfig } from '../../src/summaries/generator.js';
+import type { WebhookSettings, WebhookWorkerSettings } from '../../src/webhooks/settings.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 
 export const demoFixture = JSON.parse(
@@ -69,6 +70,10 @@ export interface TestAppOptions {
   readCache?: ReadCache;
   /** default: false (GRAPHQL_ERROR_DETAILS) */
   graphqlErrorDetails?: boolean;
+  /** default: the service's (https:// and public addresses only) */
+  webhooks?: Partial<WebhookSettings>;
+  /** default: no delivery worker */
+  webhookWorker?: Partial<WebhookWorkerSettings>;
 }
 
 /** Builds one more app (an instance) over an existing test database. */
@@ -93,6 +98,8 @@ export async function buildTestInstance(database: Database, options: TestAppOpti
       serviceTokenRateLimit: options.serviceTokenRateLimit ?? 60,
       requestTimeoutMs: options.requestTimeoutMs ?? 30_000,
       throttle: options.throttle ?? { pointsPerMinute: 100_000, failureCost: 10 },
+      webhooks: options.webhooks,
+      webhookWorker: options.webhookWorker,
     },
   });
   if (!options.rateLimiter) app.addHook('onClose', () => rateLimiter.close());
