@@ -30,7 +30,7 @@ export interface WebhookRoutesDeps {
 /** A webhook's body is a URL, a few types and a description: far below the app's limit. */
 const BODY_LIMIT = 16 * 1024;
 
-const createWebhookBody = z.strictObject({
+export const createWebhookBody = z.strictObject({
   url: z.string({ error: 'url must be a string' }),
   types: z
     .array(z.string({ error: 'types must be strings' }), { error: 'types must be an array' })

@@ -121,6 +121,11 @@ describe('the document', () => {
         'POST /api/service-tokens',
         'GET /api/service-tokens',
         'DELETE /api/service-tokens/{token_id}',
+        'POST /api/webhooks',
+        'GET /api/webhooks',
+        'DELETE /api/webhooks/{webhook_id}',
+        'GET /api/webhooks/{webhook_id}/deliveries',
+        'POST /api/webhooks/{webhook_id}/test',
       ].sort(),
     );
     const list = document.paths['/api/v1/metrics']?.get as { parameters: Record<string, unknown>[] };
