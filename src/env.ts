@@ -160,6 +160,11 @@ export const envSchema = z
     WEBHOOK_DISABLE_AFTER: duration.default(5 * 24 * 3600 * 1000),
     /** a delivery attempt not answered within this time fails */
     WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
+    /**
+     * how long an instance holds a webhook endpoint it delivers to; one that dies mid-delivery is taken over by
+     * another after this (must be above WEBHOOK_TIMEOUT_MS, so that a slow answer does not cause a second sender)
+     */
+    WEBHOOK_LEASE_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
     /** 1: webhook URLs may be http:// (otherwise https:// only) */
     WEBHOOK_ALLOW_HTTP: booleanString.optional().transform((value) => value === true),
     /**
@@ -194,6 +199,13 @@ export const envSchema = z
         code: 'custom',
         path: ['REQUEST_DEADLINE_MS'],
         message: `must be above WEBHOOK_TIMEOUT_MS (${env.WEBHOOK_TIMEOUT_MS}), else a webhook's test event may be cut off`,
+      });
+    }
+    if (env.WEBHOOK_LEASE_MS <= env.WEBHOOK_TIMEOUT_MS) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['WEBHOOK_LEASE_MS'],
+        message: `must be above WEBHOOK_TIMEOUT_MS (${env.WEBHOOK_TIMEOUT_MS}), else a slow answer lets a second instance send the event again`,
       });
     }
     if (env.METRICS_PORT && !env.METRICS_TOKEN && !isLoopback(env.METRICS_HOST)) {

@@ -134,7 +134,7 @@ const app = await buildApp({
       retryScheduleMs: env.WEBHOOK_RETRY_SCHEDULE,
       disableAfterMs: env.WEBHOOK_DISABLE_AFTER,
     },
-    webhookWorker: {},
+    webhookWorker: { leaseMs: env.WEBHOOK_LEASE_MS },
   },
   rateLimiter,
   metrics,
