@@ -71,6 +71,19 @@ const readEvents = (prisma: PrismaClient, orgId: string, after: bigint) =>
     SELECT seq, id::text AS id, type, subject::text AS subject, time, data FROM change_event
     WHERE org_id = ${orgId}::uuid AND seq > ${after} ORDER BY seq LIMIT ${EVENT_PAGE}`;
 
+/** `5 days`, `2 hours`, `90 seconds`: the largest whole unit. */
+function describeDuration(ms: number): string {
+  const units: [number, string][] = [
+    [86_400_000, 'day'],
+    [3_600_000, 'hour'],
+    [60_000, 'minute'],
+    [1000, 'second'],
+  ];
+  const [size, name] = units.find(([unit]) => ms % unit === 0 && ms >= unit) ?? [1, 'millisecond'];
+  const count = ms / size;
+  return `${count} ${name}${count === 1 ? '' : 's'}`;
+}
+
 /** The wait before retry `failures` (1: the first retry). */
 function retryDelay(schedule: readonly number[], failures: number): number {
   return schedule[Math.min(failures, schedule.length) - 1] ?? 0;
@@ -101,7 +114,7 @@ export function startWebhookWorker(
   /** Schedules the retry of the event after `seq`, or disables the endpoint failing too long. */
   async function retryLater(endpoint: ClaimedEndpoint, seq: bigint, failures: number): Promise<void> {
     const delayMs = retryDelay(settings.retryScheduleMs, failures);
-    const reason = `failing for more than ${Math.round(settings.disableAfterMs / 3_600_000)} h without a success`;
+    const reason = `failing for more than ${describeDuration(settings.disableAfterMs)} without a success`;
     await prisma.$executeRaw`
       UPDATE webhook SET delivered_seq = greatest(delivered_seq, ${seq}), attempt = ${failures},
         failing_since = coalesce(failing_since, now()),
