@@ -5,7 +5,7 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, LogController } from 'fastify';
 import { createLastUsedRecorder } from './auth/last-used.js';
 import { startSweeper } from './changes/sweep.js';
-import { createChangeWatcher } from './changes/watcher.js';
+import { createChangeWatcher, WATCH_INTERVAL_MS } from './changes/watcher.js';
 import { createContext, type ServiceConfig } from './context.js';
 import type { Database } from './db/client.js';
 import { currentQueryStats, withQueryStats } from './db/query-stats.js';
@@ -31,6 +31,7 @@ import {
 } from './http/request-auth.js';
 import { rootRoute } from './http/root.js';
 import { sendAsset } from './http/static-assets.js';
+import { webhookRoutes } from './http/webhook-routes.js';
 import { writeRoutes } from './http/write-routes.js';
 import type { KeyRateLimiter } from './limits/key-rate-limiter.js';
 import { mcpRoutes } from './mcp/route.js';
@@ -38,6 +39,13 @@ import { createReadCache, type ReadCache } from './metric/read-cache.js';
 import { openApiRoutes } from './openapi/routes.js';
 import { changesRoute } from './rest/changes-route.js';
 import { restRoutes } from './rest/routes.js';
+import {
+  DEFAULT_WEBHOOK_SETTINGS,
+  DEFAULT_WORKER_SETTINGS,
+  type WebhookSettings,
+  type WebhookWorkerSettings,
+} from './webhooks/settings.js';
+import { startWebhookWorker } from './webhooks/worker.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -69,6 +77,10 @@ export interface AppOptions {
      * is open; unset: not run (tests run a sweep themselves).
      */
     changeSweep?: { intervalMs: number; retentionDays: number };
+    /** what webhook endpoints may be and how deliveries are retried; default DEFAULT_WEBHOOK_SETTINGS */
+    webhooks?: Partial<WebhookSettings>;
+    /** the webhook delivery worker (src/webhooks/worker.ts), run by this app while it is open; unset: not run */
+    webhookWorker?: Partial<WebhookWorkerSettings>;
   };
   rateLimiter: KeyRateLimiter;
   logger?: FastifyBaseLogger;
@@ -205,7 +217,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     ...(options.readRouting ? { routing: options.readRouting } : {}),
   };
   if (options.readRouting) observeReplicas(metrics, options.readRouting.replicas);
-  const watcher = createChangeWatcher(database.sql, app.log);
+  const webhookSettings = { ...DEFAULT_WEBHOOK_SETTINGS, ...config.webhooks };
+  const webhookWorker = config.webhookWorker
+    ? startWebhookWorker(prisma, webhookSettings, { ...DEFAULT_WORKER_SETTINGS, ...config.webhookWorker }, app.log)
+    : null;
+  if (webhookWorker) app.addHook('onClose', () => webhookWorker.stop());
+  // A commit of this instance wakes its webhook worker at once; others' are found by its poll.
+  const watcher = createChangeWatcher(database.sql, app.log, WATCH_INTERVAL_MS, () => webhookWorker?.poke());
   // Waiting long-polls answer at once (empty) when the app closes, rather than holding it open.
   app.addHook('preClose', async () => watcher.close());
   if (config.changeSweep) {
@@ -215,6 +233,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(restRoutes, { access, config });
   await app.register(changesRoute, { access, config, watcher });
   await app.register(apiKeyRoutes, { access });
+  await app.register(webhookRoutes, { access, settings: webhookSettings });
   await app.register(writeRoutes, { access, config, watcher });
   await app.register(openApiRoutes, { access });
   await app.register(graphiqlRoutes, { access });

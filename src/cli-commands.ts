@@ -21,6 +21,7 @@ import {
   UsageError,
   type Values,
 } from './cli/support.js';
+import { WEBHOOK_COMMANDS } from './cli/webhook-commands.js';
 import { FixtureError, type LoadSummary, loadFixture } from './fixtures/load.js';
 import type { PrismaClient } from './generated/prisma/client.js';
 
@@ -199,6 +200,7 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   ...REGISTRY_COMMANDS,
+  ...WEBHOOK_COMMANDS,
 };
 
 export function usage(): string[] {

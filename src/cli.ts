@@ -26,6 +26,13 @@ try {
       return database.prisma;
     },
     trust: { staleValidationDays: env.TRUST_STALE_VALIDATION_DAYS },
+    webhooks: {
+      allowHttp: env.WEBHOOK_ALLOW_HTTP,
+      allowPrivateNetworks: env.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
+      timeoutMs: env.WEBHOOK_TIMEOUT_MS,
+      retryScheduleMs: env.WEBHOOK_RETRY_SCHEDULE,
+      disableAfterMs: env.WEBHOOK_DISABLE_AFTER,
+    },
     out: (line) => process.stdout.write(`${line}\n`),
     err: (line) => process.stderr.write(`${line}\n`),
     stdin: async () => {

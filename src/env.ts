@@ -4,6 +4,7 @@
  */
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import { DEFAULT_RETRY_SCHEDULE_MS, parseDuration } from './webhooks/settings.js';
 
 const booleanString = z.enum(['true', 'false', '1', '0']).transform((value) => value === 'true' || value === '1');
 
@@ -152,6 +153,33 @@ const redisClusterNodes = z.string().transform((value, ctx): RedisClusterConfig 
   };
 });
 
+/** WEBHOOK_RETRY_SCHEDULE: comma-separated waits before each retry of a failed delivery, `5s,5m,30m,2h`. */
+const retrySchedule = z
+  .string()
+  .transform((value, ctx): number[] => {
+    const entries = value.split(',').map((entry) => entry.trim());
+    const bad = entries.filter((entry) => parseDuration(entry) === null);
+    if (bad.length || entries.length > 50) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `must be 1 to 50 comma-separated durations such as 250ms, 5s, 5m, 2h, 1d (not: ${bad.join(', ') || 'more than 50'})`,
+      });
+      return z.NEVER;
+    }
+    return entries.map((entry) => parseDuration(entry) ?? 0);
+  })
+  .default([...DEFAULT_RETRY_SCHEDULE_MS]);
+
+/** A single duration (`5d`, `30s`) in milliseconds. */
+const duration = z.string().transform((value, ctx): number => {
+  const parsed = parseDuration(value);
+  if (parsed === null) {
+    ctx.addIssue({ code: 'custom', message: `must be a duration such as 30s, 5m, 2h, 5d (not: ${value})` });
+    return z.NEVER;
+  }
+  return parsed;
+});
+
 /** 127.0.0.0/8, ::1 or localhost: reachable from this host only. */
 export function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || host === '[::1]' || /^127(\.\d{1,3}){3}$/.test(host);
@@ -208,6 +236,24 @@ export const envSchema = z
     TRUST_SWEEP_INTERVAL_S: z.coerce.number().int().min(1).max(86_400).default(60),
     /** change-feed events are kept at least this many days; a cursor before them answers 410 */
     CHANGES_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
+    /** the waits before each retry of a failed webhook delivery; past the last, the last again (src/webhooks/worker.ts) */
+    WEBHOOK_RETRY_SCHEDULE: retrySchedule,
+    /** a webhook endpoint failing without a success this long is disabled */
+    WEBHOOK_DISABLE_AFTER: duration.default(5 * 24 * 3600 * 1000),
+    /** a delivery attempt not answered within this time fails */
+    WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
+    /**
+     * how long an instance holds a webhook endpoint it delivers to; one that dies mid-delivery is taken over by
+     * another after this (must be above WEBHOOK_TIMEOUT_MS, so that a slow answer does not cause a second sender)
+     */
+    WEBHOOK_LEASE_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
+    /** 1: webhook URLs may be http:// (otherwise https:// only) */
+    WEBHOOK_ALLOW_HTTP: booleanString.optional().transform((value) => value === true),
+    /**
+     * 1: webhook URLs may resolve to loopback, private, link-local and other non-public addresses (tests, a
+     * receiver on the same network); never by default: a webhook could otherwise reach internal services (SSRF)
+     */
+    WEBHOOK_ALLOW_PRIVATE_NETWORKS: booleanString.optional().transform((value) => value === true),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
     DB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(5_000),
@@ -235,6 +281,20 @@ export const envSchema = z
         code: 'custom',
         path: ['REQUEST_DEADLINE_MS'],
         message: `must be above SUMMARY_TIMEOUT_MS (${env.SUMMARY_TIMEOUT_MS}), else a summary generation is always cut off`,
+      });
+    }
+    if (env.REQUEST_DEADLINE_MS <= env.WEBHOOK_TIMEOUT_MS) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['REQUEST_DEADLINE_MS'],
+        message: `must be above WEBHOOK_TIMEOUT_MS (${env.WEBHOOK_TIMEOUT_MS}), else a webhook's test event may be cut off`,
+      });
+    }
+    if (env.WEBHOOK_LEASE_MS <= env.WEBHOOK_TIMEOUT_MS) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['WEBHOOK_LEASE_MS'],
+        message: `must be above WEBHOOK_TIMEOUT_MS (${env.WEBHOOK_TIMEOUT_MS}), else a slow answer lets a second instance send the event again`,
       });
     }
     if (env.METRICS_PORT && !env.METRICS_TOKEN && !isLoopback(env.METRICS_HOST)) {

@@ -54,6 +54,9 @@ export const errors = {
   forbidden: plain(403, 'Forbidden'),
   apiKeyNotFound: plain(404, 'API key not found'),
   serviceTokenNotFound: plain(404, 'Service token not found'),
+  webhookNotFound: plain(404, 'Webhook not found'),
+  tooManyWebhooks: (max: number) =>
+    plain(409, `An organization has at most ${max} webhooks: delete one before creating another`),
   jsonContentTypeRequired: plain(415, 'Content-Type must be application/json'),
   documentContentTypeRequired: plain(415, 'Content-Type must be application/json or application/yaml'),
   bodyTooLarge: plain(413, 'Request body is too large'),

@@ -42,7 +42,13 @@ function latestStatement(orgIds: string[]) {
     SELECT org_id::text AS org_id, last_seq::text AS last_seq FROM change_feed WHERE org_id = ANY(${orgIds}::uuid[])`);
 }
 
-export function createChangeWatcher(reader: SqlReader, logger: Logger, intervalMs = WATCH_INTERVAL_MS): ChangeWatcher {
+export function createChangeWatcher(
+  reader: SqlReader,
+  logger: Logger,
+  intervalMs = WATCH_INTERVAL_MS,
+  /** also told of each poke (the webhook worker) */
+  onPoke: (orgId: string) => void = () => {},
+): ChangeWatcher {
   const waiters = new Map<string, Set<Waiter>>();
   let count = 0;
   let timer: NodeJS.Timeout | null = null;
@@ -108,6 +114,7 @@ export function createChangeWatcher(reader: SqlReader, logger: Logger, intervalM
     },
     poke(orgId) {
       wakeOrg(orgId, () => true);
+      onPoke(orgId);
     },
     close() {
       closed = true;

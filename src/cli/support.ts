@@ -6,6 +6,7 @@
 import type { ParseArgsConfig } from 'node:util';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { DEFAULT_STALE_VALIDATION_DAYS, type TrustPolicy } from '../metric/trust.js';
+import type { WebhookSettings } from '../webhooks/settings.js';
 
 export interface CliDeps {
   /** the database, or a function opening it on first use (so `help` never opens one) */
@@ -16,6 +17,8 @@ export interface CliDeps {
   stdin?: () => Promise<string>;
   /** the trust thresholds whose verdict changes applies and validations announce; default: the service's defaults */
   trust?: TrustPolicy;
+  /** what a webhook URL may be (WEBHOOK_ALLOW_HTTP, WEBHOOK_ALLOW_PRIVATE_NETWORKS); default: the service's defaults */
+  webhooks?: WebhookSettings;
 }
 
 export type Options = NonNullable<ParseArgsConfig['options']>;

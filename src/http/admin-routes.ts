@@ -62,7 +62,7 @@ export const createServiceTokenBody = z.strictObject({
   scopes: z.array(z.string().max(64)).min(1, 'scopes must name at least one scope').max(8),
 });
 
-function validationMessage(error: z.ZodError): string {
+export function validationMessage(error: z.ZodError): string {
   const issue = error.issues[0];
   if (!issue) return 'Invalid request body';
   if (issue.code === 'unrecognized_keys') return `unknown member(s): ${issue.keys.join(', ')}`;
@@ -90,18 +90,18 @@ function requireJsonBody(request: FastifyRequest): void {
   if (mediaType !== 'application/json') throw new HttpError(errors.jsonContentTypeRequired);
 }
 
-const iso = (date: Date | null) => (date === null ? null : date.toISOString());
+export const iso = (date: Date | null) => (date === null ? null : date.toISOString());
 
-export async function apiKeyRoutes(app: FastifyInstance, deps: ApiKeyRoutesDeps) {
-  const { access } = deps;
-  const { prisma } = access;
+/**
+ * The admission of the administration routes of a plugin (credentials here,
+ * webhooks in src/http/webhook-routes.ts): cross-site requests refused, an
+ * admin or owner session, JSON bodies; returns the session of a request.
+ */
+export function guardAdminRoutes(
+  app: FastifyInstance,
+  access: AccessDeps,
+): (request: FastifyRequest) => SessionPrincipal {
   const principals = new WeakMap<FastifyRequest, SessionPrincipal>();
-
-  function principalOf(request: FastifyRequest): SessionPrincipal {
-    const principal = principals.get(request);
-    if (!principal) throw new Error('api-key route reached without an authenticated session');
-    return principal;
-  }
 
   // onRequest runs before the body is read (throttle, session, per-user budget, then the role): a
   // forged or unauthenticated request is turned away without parsing what it sent.
@@ -111,8 +111,20 @@ export async function apiKeyRoutes(app: FastifyInstance, deps: ApiKeyRoutesDeps)
     requireJsonBody(request);
   });
 
-  // Scoped to this plugin: a body Fastify cannot parse is a 400 `{ error }`, never a 500.
+  // Scoped to the plugin: a body Fastify cannot parse is a 400 `{ error }`, never a 500.
   app.setErrorHandler(clientErrorHandler);
+
+  return (request) => {
+    const principal = principals.get(request);
+    if (!principal) throw new Error('admin route reached without an authenticated session');
+    return principal;
+  };
+}
+
+export async function apiKeyRoutes(app: FastifyInstance, deps: ApiKeyRoutesDeps) {
+  const { access } = deps;
+  const { prisma } = access;
+  const principalOf = guardAdminRoutes(app, access);
 
   app.post('/api/api-keys', async (request, reply) => {
     const parsed = createKeyBody.safeParse(request.body);

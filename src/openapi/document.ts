@@ -14,6 +14,7 @@ import { SOURCE_FORMATS } from '../registry/source.js';
 import { MAX_DEPTH } from '../registry/text.js';
 import { MAX_VALIDATION_RESULTS } from '../registry/validations.js';
 import { MAX_WAIT_SECONDS } from '../rest/changes-route.js';
+import { MAX_WEBHOOKS_PER_ORGANIZATION } from '../webhooks/endpoints.js';
 import {
   adminErrors,
   bearer,
@@ -43,8 +44,11 @@ import {
   contractWithSummaryExample,
   createdKeyExample,
   createdServiceTokenExample,
+  createdWebhookExample,
   createKeyRequestExample,
   createServiceTokenRequestExample,
+  createWebhookRequestExample,
+  deletedWebhookExample,
   detailExample,
   keyListExample,
   listExample,
@@ -58,6 +62,9 @@ import {
   revokedServiceTokenExample,
   serviceTokenListExample,
   validationsRequestExample,
+  webhookDeliveriesExample,
+  webhookListExample,
+  webhookTestExample,
 } from './examples.js';
 
 type Json = Record<string, unknown>;
@@ -102,6 +109,13 @@ const writerForbidden = (description: string, ...more: ErrorResponse[]) =>
 
 const bodyTooLarge = (limit: number) =>
   errorResponse(`The body is larger than ${limit / MiB} MiB.`, rateLimitHeaders, writeRouteErrors.bodyTooLarge);
+
+const webhookIdParameter = { name: 'webhook_id', in: 'path', required: true, schema: { type: 'string' } };
+const webhookNotFound = errorResponse(
+  'No such endpoint in the active organization.',
+  rateLimitHeaders,
+  errors.webhookNotFound,
+);
 
 const flag = (name: string, description: string) =>
   queryParameter(name, `${description} \`true\` or \`1\`; \`false\`, \`0\` or absent: no. Any other value is 400.`, {
@@ -555,6 +569,105 @@ function buildPaths() {
         },
       },
     },
+    '/api/webhooks': {
+      post: {
+        operationId: 'createWebhook',
+        tags: ['Webhooks'],
+        summary: 'Create a webhook endpoint',
+        description:
+          'Signed-in admin or owner. The events of the organization committed from now on are POSTed to `url`, ' +
+          'in order, signed as Standard Webhooks specify (docs/webhooks.md). The secret is returned this once.',
+        security: session,
+        requestBody: {
+          required: true,
+          ...json(schemaRef('CreateWebhookRequest'), { default: { value: createWebhookRequestExample } }),
+        },
+        responses: {
+          '201': ok('The new endpoint with its secret.', schemaRef('CreatedWebhookResponse'), createdWebhookExample),
+          '400': errorResponse(
+            'The body is not valid, or the URL is refused; the message says why.',
+            rateLimitHeaders,
+            badRequest('url must be an https:// URL'),
+            badRequest(
+              'url host 127.0.0.1 resolves to 127.0.0.1, which is not a public address (loopback, private, ' +
+                'link-local, multicast and other special-purpose addresses are refused)',
+            ),
+            badRequest('types must name at least one event type (leave it out for every type)'),
+          ),
+          ...adminErrors,
+          '409': errorResponse(
+            'The organization has as many endpoints as it may.',
+            rateLimitHeaders,
+            errors.tooManyWebhooks(MAX_WEBHOOKS_PER_ORGANIZATION),
+          ),
+          '413': errorResponse('The body is larger than 16 KiB.', rateLimitHeaders, errors.bodyTooLarge),
+          '415': errorResponse('The body is not application/json.', rateLimitHeaders, errors.jsonContentTypeRequired),
+        },
+      },
+      get: {
+        operationId: 'listWebhooks',
+        tags: ['Webhooks'],
+        summary: 'List the organization’s webhook endpoints',
+        description: 'Signed-in admin or owner; oldest first; their state and last attempt; never a secret.',
+        security: session,
+        responses: {
+          '200': ok('The endpoints.', schemaRef('WebhookListResponse'), webhookListExample),
+          ...adminErrors,
+        },
+      },
+    },
+    '/api/webhooks/{webhook_id}': {
+      delete: {
+        operationId: 'deleteWebhook',
+        tags: ['Webhooks'],
+        summary: 'Delete a webhook endpoint',
+        description: 'Signed-in admin or owner. Nothing more is sent to it.',
+        security: session,
+        parameters: [webhookIdParameter],
+        responses: {
+          '200': ok('The endpoint is deleted.', schemaRef('DeletedWebhookResponse'), deletedWebhookExample),
+          ...adminErrors,
+          '404': webhookNotFound,
+        },
+      },
+    },
+    '/api/webhooks/{webhook_id}/deliveries': {
+      get: {
+        operationId: 'listWebhookDeliveries',
+        tags: ['Webhooks'],
+        summary: 'The latest delivery attempts of an endpoint',
+        description: 'Signed-in admin or owner; the latest 100 attempts, newest first.',
+        security: session,
+        parameters: [webhookIdParameter],
+        responses: {
+          '200': ok('The attempts.', schemaRef('WebhookDeliveriesResponse'), webhookDeliveriesExample),
+          ...adminErrors,
+          '404': webhookNotFound,
+        },
+      },
+    },
+    '/api/webhooks/{webhook_id}/test': {
+      post: {
+        operationId: 'testWebhook',
+        tags: ['Webhooks'],
+        summary: 'Send a test event to an endpoint',
+        description:
+          'Signed-in admin or owner. Sends a signed `webhook.test` event now, once (no retry, also to a disabled ' +
+          'endpoint), and answers how it went; the attempt is listed with the others. Send `{}` as the body.',
+        security: session,
+        parameters: [webhookIdParameter],
+        responses: {
+          '200': ok(
+            'The attempt’s outcome (also when it failed).',
+            schemaRef('WebhookTestResponse'),
+            webhookTestExample,
+          ),
+          ...adminErrors,
+          '404': webhookNotFound,
+          '415': errorResponse('The body is not application/json.', rateLimitHeaders, errors.jsonContentTypeRequired),
+        },
+      },
+    },
     '/healthz': {
       get: {
         operationId: 'healthz',
@@ -616,6 +729,10 @@ function buildDocument(): OpenApiDocument {
       {
         name: 'Service tokens',
         description: 'Tokens for automation on the write routes, never the read routes (signed-in admin or owner).',
+      },
+      {
+        name: 'Webhooks',
+        description: 'Signed deliveries of the change feed to endpoints (signed-in admin or owner).',
       },
       { name: 'Operations', description: 'Health and readiness (no authentication).' },
     ],

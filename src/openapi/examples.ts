@@ -206,6 +206,79 @@ export const serviceTokenListExample = {
 
 export const revokedServiceTokenExample = { data: { id: tokenId, revoked_at: T } };
 
+const webhookId = '7a8b9c0d-1e2f-4a3b-8c4d-5e6f7a8b9c0d';
+const webhookEventId = '0f1e2d3c-4b5a-4968-8776-655443322110';
+
+export const createWebhookRequestExample = {
+  url: 'https://hooks.acme.example/metrics',
+  types: ['metric.trust_changed', 'metric.removed'],
+  description: 'BI cache invalidation',
+};
+
+export const createdWebhookExample = {
+  data: {
+    id: webhookId,
+    url: 'https://hooks.acme.example/metrics',
+    types: ['metric.trust_changed', 'metric.removed'],
+    description: 'BI cache invalidation',
+    secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw2m1/nE2JdPA=',
+    created_at: T,
+  },
+};
+
+export const webhookListExample = {
+  data: [
+    {
+      id: webhookId,
+      url: 'https://hooks.acme.example/metrics',
+      types: ['metric.trust_changed', 'metric.removed'],
+      description: 'BI cache invalidation',
+      created_at: T,
+      disabled_at: null,
+      disabled_reason: null,
+      failing_since: null,
+      next_attempt_at: T,
+      last_delivery: { time: '2026-01-16T06:00:00.000Z', status_code: 204, error: null },
+    },
+  ],
+};
+
+export const deletedWebhookExample = { data: { id: webhookId, deleted: true } };
+
+export const webhookDeliveriesExample = {
+  data: [
+    {
+      event_id: webhookEventId,
+      type: 'metric.trust_changed',
+      attempt: 2,
+      status_code: 204,
+      error: null,
+      duration_ms: 84,
+      time: '2026-01-16T06:00:05.000Z',
+    },
+    {
+      event_id: webhookEventId,
+      type: 'metric.trust_changed',
+      attempt: 1,
+      status_code: null,
+      error: 'no answer within 10000 ms',
+      duration_ms: 10001,
+      time: '2026-01-16T06:00:00.000Z',
+    },
+  ],
+};
+
+export const webhookTestExample = {
+  data: {
+    event_id: webhookEventId,
+    type: 'webhook.test',
+    delivered: true,
+    status_code: 204,
+    error: null,
+    duration_ms: 84,
+  },
+};
+
 /**
  * A registry document, as YAML (shown in the route's description and as the
  * application/yaml example) and as the data it reads as (the JSON example);

@@ -12,9 +12,11 @@
  */
 import { z } from 'zod';
 import { WRITE_SCOPES } from '../auth/service-token.js';
+import { CHANGE_EVENT_TYPES } from '../changes/event.js';
 import { metricDefinitionShape, timestamp } from '../fixtures/schema.js';
 import { ApprovalDecision, LifecycleStatus, RelationshipKind, VersionStatus } from '../generated/prisma/enums.js';
 import { createServiceTokenBody } from '../http/admin-routes.js';
+import { createWebhookBody } from '../http/webhook-routes.js';
 import {
   DEFAULTABLE_FIELDS,
   MAX_DOCUMENT_METRICS,
@@ -160,6 +162,21 @@ export const CreateServiceTokenRequest = createServiceTokenBody.extend({
     .describe(`one or more of ${WRITE_SCOPES.join(', ')}`),
 });
 
+/** The route's body, with `types` narrowed to what the route accepts (anything else is 400). */
+export const CreateWebhookRequest = createWebhookBody.extend({
+  url: z
+    .string()
+    .max(2048)
+    .describe('https:// (http:// only with WEBHOOK_ALLOW_HTTP), resolving to public addresses only'),
+  types: z
+    .array(z.enum(CHANGE_EVENT_TYPES))
+    .min(1)
+    .max(50)
+    .optional()
+    .describe('the event types to deliver; absent: every type'),
+  description: z.string().max(500).nullable().optional(),
+});
+
 /** Component name → request schema. */
 export const requestSchemas = {
   JsonValue,
@@ -168,4 +185,5 @@ export const requestSchemas = {
   RegistryMetric,
   ValidationResultsRequest,
   CreateServiceTokenRequest,
+  CreateWebhookRequest,
 } as const;

@@ -367,6 +367,76 @@ export const ServiceTokenListResponse = z.object({
 
 export const RevokedServiceTokenResponse = z.object({ data: z.object({ id: uuid(), revoked_at: timestamp() }) });
 
+const webhookTypes = z
+  .array(z.enum(CHANGE_EVENT_TYPES))
+  .nullable()
+  .describe('the event types delivered; null: every type');
+
+export const CreatedWebhookResponse = z.object({
+  data: z.object({
+    id: uuid(),
+    url: z.string(),
+    types: webhookTypes,
+    description: z.string().nullable(),
+    secret: z
+      .string()
+      .regex(/^whsec_[A-Za-z0-9+/]+={0,2}$/)
+      .describe('`whsec_` and the base64 of 32 random bytes: the signing key, shown this once (it is stored)'),
+    created_at: timestamp(),
+  }),
+});
+
+const delivery = {
+  status_code: z.int().nullable().describe('the HTTP status answered; null when none came'),
+  error: z.string().nullable().describe('why the attempt failed, when no status says it'),
+};
+
+export const WebhookListResponse = z.object({
+  data: z
+    .array(
+      z.object({
+        id: uuid(),
+        url: z.string(),
+        types: webhookTypes,
+        description: z.string().nullable(),
+        created_at: timestamp(),
+        disabled_at: timestamp().nullable().describe('set once the endpoint failed too long: nothing more is sent'),
+        disabled_reason: z.string().nullable(),
+        failing_since: timestamp().nullable().describe('the first failure since the last success; null while healthy'),
+        next_attempt_at: timestamp().describe('when the next event (or retry) may be sent'),
+        last_delivery: z.object({ time: timestamp(), ...delivery }).nullable(),
+      }),
+    )
+    .describe('oldest first; never a secret'),
+});
+
+export const DeletedWebhookResponse = z.object({ data: z.object({ id: uuid(), deleted: z.literal(true) }) });
+
+export const WebhookDeliveriesResponse = z.object({
+  data: z
+    .array(
+      z.object({
+        event_id: uuid(),
+        type: z.string(),
+        attempt: z.int().min(1).describe('1 for the first attempt at the event'),
+        ...delivery,
+        duration_ms: z.int().min(0),
+        time: timestamp(),
+      }),
+    )
+    .describe('the latest 100 attempts, newest first'),
+});
+
+export const WebhookTestResponse = z.object({
+  data: z.object({
+    event_id: uuid(),
+    type: z.literal('webhook.test'),
+    delivered: z.boolean().describe('a 2xx came within the timeout'),
+    ...delivery,
+    duration_ms: z.int().min(0),
+  }),
+});
+
 const count = () => z.int().min(0);
 const planTotals = {
   created: count(),
@@ -471,6 +541,11 @@ export const responseSchemas = {
   RecordedValidationsResponse,
   ChangeEvent,
   ChangeFeed,
+  CreatedWebhookResponse,
+  WebhookListResponse,
+  DeletedWebhookResponse,
+  WebhookDeliveriesResponse,
+  WebhookTestResponse,
   Health,
   Readiness,
 } as const;

@@ -14,6 +14,7 @@ import type { ThrottleConfig } from '../../src/http/request-auth.js';
 import { createKeyRateLimiter, type KeyRateLimiter } from '../../src/limits/key-rate-limiter.js';
 import type { ReadCache } from '../../src/metric/read-cache.js';
 import type { SummaryConfig } from '../../src/summaries/generator.js';
+import type { WebhookSettings, WebhookWorkerSettings } from '../../src/webhooks/settings.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 
 export const demoFixture = JSON.parse(
@@ -72,6 +73,10 @@ export interface TestAppOptions {
   graphqlErrorDetails?: boolean;
   /** default: none (every read on the primary) */
   readRouting?: ReadRouting;
+  /** default: the service's (https:// and public addresses only) */
+  webhooks?: Partial<WebhookSettings>;
+  /** default: no delivery worker */
+  webhookWorker?: Partial<WebhookWorkerSettings>;
 }
 
 /** Builds one more app (an instance) over an existing test database. */
@@ -97,6 +102,8 @@ export async function buildTestInstance(database: Database, options: TestAppOpti
       serviceTokenRateLimit: options.serviceTokenRateLimit ?? 60,
       requestTimeoutMs: options.requestTimeoutMs ?? 30_000,
       throttle: options.throttle ?? { pointsPerMinute: 100_000, failureCost: 10 },
+      webhooks: options.webhooks,
+      webhookWorker: options.webhookWorker,
     },
   });
   if (!options.rateLimiter) app.addHook('onClose', () => rateLimiter.close());

@@ -17,6 +17,7 @@ import { parseRegistryDocument } from '../../src/registry/document.js';
 import { parseDocumentText } from '../../src/registry/text.js';
 import { newKeySecret, registry } from '../fixtures/registry.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
+import { type Receiver, startReceiver } from '../helpers/webhook-receiver.js';
 import { createConformance } from './conformance.js';
 
 const document = openApiDocument();
@@ -123,6 +124,11 @@ describe('the document', () => {
         'POST /api/service-tokens',
         'GET /api/service-tokens',
         'DELETE /api/service-tokens/{token_id}',
+        'POST /api/webhooks',
+        'GET /api/webhooks',
+        'DELETE /api/webhooks/{webhook_id}',
+        'GET /api/webhooks/{webhook_id}/deliveries',
+        'POST /api/webhooks/{webhook_id}/test',
       ].sort(),
     );
     const list = document.paths['/api/v1/metrics']?.get as { parameters: Record<string, unknown>[] };
@@ -895,5 +901,83 @@ describe('registry write routes and service tokens conform', () => {
     const gone = await route('GET', CHANGES, `${CHANGES}?after=${first}`, { headers: readBearer });
     expect(gone.statusCode).toBe(410);
     expectDocumentedBody('GET', CHANGES, gone);
+  });
+});
+
+describe('webhook routes conform', () => {
+  const HOOKS = '/api/webhooks';
+  const HOOK = '/api/webhooks/{webhook_id}';
+  const w = registry();
+  const org = w.org({ slug: 'hooks' });
+  const admin = org.user({ role: 'admin', session_token: true });
+  const member = org.user({ role: 'member', session_token: true });
+  let app: TestApp;
+  let receiver: Receiver;
+  beforeAll(async () => {
+    app = await startTestApp({
+      fixture: w.build(),
+      defaultRateLimit: 10_000,
+      webhooks: { allowHttp: true, allowPrivateNetworks: true },
+    });
+    receiver = await startReceiver();
+  });
+  afterAll(async () => {
+    await receiver.close();
+    await app.close();
+  });
+
+  const headers = (user: { session_token?: string }, json = true) => ({
+    cookie: `session=${user.session_token}`,
+    ...(json ? { 'content-type': 'application/json' } : {}),
+  });
+
+  async function route(method: 'GET' | 'POST' | 'DELETE', template: string, url: string, options: InjectOptions) {
+    const res = await app.inject({ method, url, ...options });
+    expectConforms(method, template, { statusCode: res.statusCode, headers: res.headers, body: res.body });
+    return res;
+  }
+
+  it('create (201), list, test, deliveries, delete (200), and the documented errors', async () => {
+    const body = { url: receiver.url, types: ['metric.trust_changed'], description: 'BI cache' };
+    expectRequestConforms('POST', HOOKS, 'application/json', body);
+    const created = await route('POST', HOOKS, HOOKS, { headers: headers(admin), payload: JSON.stringify(body) });
+    expect(created.statusCode, created.body).toBe(201);
+    const { id, secret } = created.json().data;
+    receiver.secret = secret;
+    const tested = await route('POST', `${HOOK}/test`, `${HOOKS}/${id}/test`, {
+      headers: headers(admin),
+      payload: '{}',
+    });
+    expect(tested.json().data.delivered).toBe(true);
+    expect((await receiver.waitFor(1))[0]?.verified).toBe(true);
+    const listed = await route('GET', HOOKS, HOOKS, { headers: headers(admin, false) });
+    expect(listed.json().data[0].last_delivery.status_code).toBe(204);
+    const deliveries = await route('GET', `${HOOK}/deliveries`, `${HOOKS}/${id}/deliveries`, {
+      headers: headers(admin, false),
+    });
+    expect(deliveries.json().data).toHaveLength(1);
+
+    const cases: [number, 'GET' | 'POST' | 'DELETE', string, string, Record<string, string>, string?][] = [
+      [400, 'POST', HOOKS, HOOKS, headers(admin), JSON.stringify({ url: 'ftp://x.example/' })],
+      [401, 'GET', HOOKS, HOOKS, {}],
+      [403, 'GET', HOOKS, HOOKS, headers(member, false)],
+      [404, 'DELETE', HOOK, `${HOOKS}/${randomUUID()}`, headers(admin, false)],
+      [404, 'GET', `${HOOK}/deliveries`, `${HOOKS}/${randomUUID()}/deliveries`, headers(admin, false)],
+      [
+        413,
+        'POST',
+        HOOKS,
+        HOOKS,
+        headers(admin),
+        JSON.stringify({ url: receiver.url, description: 'x'.repeat(17_000) }),
+      ],
+      [415, 'POST', HOOKS, HOOKS, { ...headers(admin), 'content-type': 'text/plain' }, '{}'],
+    ];
+    for (const [status, method, template, url, requestHeaders, payload] of cases) {
+      const res = await route(method, template, url, { headers: requestHeaders, payload });
+      expect(res.statusCode, `${method} ${url} ${res.body}`).toBe(status);
+    }
+    const deleted = await route('DELETE', HOOK, `${HOOKS}/${id}`, { headers: headers(admin, false) });
+    expect(deleted.json()).toEqual({ data: { id, deleted: true } });
   });
 });
