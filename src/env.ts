@@ -290,6 +290,18 @@ export const envSchema = z
         message: `must be above WEBHOOK_TIMEOUT_MS (${env.WEBHOOK_TIMEOUT_MS}), else a webhook's test event may be cut off`,
       });
     }
+    // An endpoint behind by more than the feed keeps would skip the removed events.
+    if (
+      env.CHANGES_RETENTION_DAYS * 86_400_000 <=
+      env.WEBHOOK_DISABLE_AFTER + Math.max(...env.WEBHOOK_RETRY_SCHEDULE)
+    ) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['CHANGES_RETENTION_DAYS'],
+        message:
+          'must be longer than WEBHOOK_DISABLE_AFTER and the longest retry wait, else retention could remove events an enabled webhook endpoint has still to deliver',
+      });
+    }
     if (env.WEBHOOK_LEASE_MS <= env.WEBHOOK_TIMEOUT_MS) {
       ctx.addIssue({
         code: 'custom',

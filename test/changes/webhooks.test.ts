@@ -230,6 +230,9 @@ describe('configuration', () => {
     expect(() => parseEnv({ WEBHOOK_LEASE_MS: '5000', WEBHOOK_TIMEOUT_MS: '10000' })).toThrow(
       /WEBHOOK_LEASE_MS: must be above/,
     );
+    // Retention must outlast an endpoint that is still enabled.
+    expect(() => parseEnv({ CHANGES_RETENTION_DAYS: '5' })).toThrow(/CHANGES_RETENTION_DAYS: must be longer/);
+    expect(parseEnv({ CHANGES_RETENTION_DAYS: '5', WEBHOOK_DISABLE_AFTER: '2d' }).CHANGES_RETENTION_DAYS).toBe(5);
   });
 });
 
