@@ -9,6 +9,7 @@ import { databaseTarget, describeTarget } from './db/adapter.js';
 import { type Database, openDatabase } from './db/client.js';
 import { DatabaseInUseError } from './db/owner-lock.js';
 import { env } from './env.js';
+import { webhookSettingsFromEnv } from './webhooks/settings.js';
 
 let database: Database | undefined;
 try {
@@ -26,13 +27,7 @@ try {
       return database.prisma;
     },
     trust: { staleValidationDays: env.TRUST_STALE_VALIDATION_DAYS },
-    webhooks: {
-      allowHttp: env.WEBHOOK_ALLOW_HTTP,
-      allowPrivateNetworks: env.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
-      timeoutMs: env.WEBHOOK_TIMEOUT_MS,
-      retryScheduleMs: env.WEBHOOK_RETRY_SCHEDULE,
-      disableAfterMs: env.WEBHOOK_DISABLE_AFTER,
-    },
+    webhooks: webhookSettingsFromEnv(env),
     out: (line) => process.stdout.write(`${line}\n`),
     err: (line) => process.stderr.write(`${line}\n`),
     stdin: async () => {

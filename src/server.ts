@@ -20,6 +20,7 @@ import { createMetrics, startMetricsServer } from './http/metrics.js';
 import { serviceLinks } from './http/root.js';
 import { createKeyRateLimiter } from './limits/key-rate-limiter.js';
 import { summaryConfigFromEnv } from './summaries/config.js';
+import { webhookSettingsFromEnv } from './webhooks/settings.js';
 
 const demoFixture = join(dirname(fileURLToPath(import.meta.url)), '..', 'prisma', 'fixtures', 'demo.json');
 
@@ -139,13 +140,7 @@ const app = await buildApp({
     requestTimeoutMs: env.REQUEST_TIMEOUT_MS,
     throttle: { pointsPerMinute: env.THROTTLE_PER_MINUTE, failureCost: env.THROTTLE_FAILURE_COST },
     changeSweep: { intervalMs: env.TRUST_SWEEP_INTERVAL_S * 1000, retentionDays: env.CHANGES_RETENTION_DAYS },
-    webhooks: {
-      allowHttp: env.WEBHOOK_ALLOW_HTTP,
-      allowPrivateNetworks: env.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
-      timeoutMs: env.WEBHOOK_TIMEOUT_MS,
-      retryScheduleMs: env.WEBHOOK_RETRY_SCHEDULE,
-      disableAfterMs: env.WEBHOOK_DISABLE_AFTER,
-    },
+    webhooks: webhookSettingsFromEnv(env),
     webhookWorker: { leaseMs: env.WEBHOOK_LEASE_MS },
   },
   rateLimiter,

@@ -2,6 +2,7 @@
  * What webhooks are configured with (src/env.ts reads the WEBHOOK_* variables;
  * tests give their own). The defaults are the service's.
  */
+import type { Env } from '../env.js';
 
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;
@@ -45,6 +46,26 @@ export const DEFAULT_WEBHOOK_SETTINGS: WebhookSettings = {
   retryScheduleMs: DEFAULT_RETRY_SCHEDULE_MS,
   disableAfterMs: 5 * 24 * HOUR,
 };
+
+/** The settings of the validated environment (the server and the CLI read the same). */
+export function webhookSettingsFromEnv(
+  env: Pick<
+    Env,
+    | 'WEBHOOK_ALLOW_HTTP'
+    | 'WEBHOOK_ALLOW_PRIVATE_NETWORKS'
+    | 'WEBHOOK_TIMEOUT_MS'
+    | 'WEBHOOK_RETRY_SCHEDULE'
+    | 'WEBHOOK_DISABLE_AFTER'
+  >,
+): WebhookSettings {
+  return {
+    allowHttp: env.WEBHOOK_ALLOW_HTTP,
+    allowPrivateNetworks: env.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
+    timeoutMs: env.WEBHOOK_TIMEOUT_MS,
+    retryScheduleMs: env.WEBHOOK_RETRY_SCHEDULE,
+    disableAfterMs: env.WEBHOOK_DISABLE_AFTER,
+  };
+}
 
 export const DEFAULT_WORKER_SETTINGS: WebhookWorkerSettings = { leaseMs: 30 * SECOND, pollIntervalMs: 250 };
 

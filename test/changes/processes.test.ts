@@ -5,18 +5,11 @@
  * running server announces a verdict that time changed (evidence going
  * stale), within a sweep.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/client.js';
 import { createTestTarget, usingPostgres } from '../helpers/database.js';
-import { freePort } from '../helpers/ports.js';
+import { type ServerProcess, startServerProcess } from '../helpers/server-process.js';
 import { doc, docMetric, newTeamOrg, type TeamOrg } from '../registry/support.js';
-
-interface ServerProcess {
-  base: string;
-  child: ChildProcess;
-  stop(signal?: NodeJS.Signals): Promise<void>;
-}
 
 let databaseUrl: string;
 let drop: () => Promise<void>;
@@ -27,49 +20,11 @@ const servers: ServerProcess[] = [];
 const STALE_AFTER_S = 6;
 
 async function startServer(): Promise<ServerProcess> {
-  const port = await freePort();
-  const { REDIS_URL: _redis, REDIS_CLUSTER_NODES: _cluster, DATA_DIR: _dir, ...inherited } = process.env;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-    env: {
-      ...inherited,
-      DATABASE_URL: databaseUrl,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'warn',
-      DEMO: '0',
-      TRUST_SWEEP_INTERVAL_S: '1',
-      TRUST_STALE_VALIDATION_DAYS: String(STALE_AFTER_S / 86_400),
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const server = await startServerProcess({
+    DATABASE_URL: databaseUrl,
+    TRUST_SWEEP_INTERVAL_S: '1',
+    TRUST_STALE_VALIDATION_DAYS: String(STALE_AFTER_S / 86_400),
   });
-  let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => {
-    output += chunk;
-  });
-  child.stderr?.on('data', (chunk: Buffer) => {
-    output += chunk;
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const base = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 240; i++) {
-    if (child.exitCode !== null) throw new Error(`server exited: ${output}`);
-    if (
-      await fetch(`${base}/healthz`).then(
-        (r) => r.ok,
-        () => false,
-      )
-    )
-      break;
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  const server = {
-    base,
-    child,
-    async stop(signal: NodeJS.Signals = 'SIGTERM') {
-      if (child.exitCode === null) child.kill(signal);
-      await exited;
-    },
-  };
   servers.push(server);
   return server;
 }

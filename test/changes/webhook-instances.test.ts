@@ -5,13 +5,12 @@
  * its lease expires. Also measures the time from an apply's commit to the
  * receiver (docs/webhooks.md, "Measured").
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/client.js';
 import { buildTestInstance, startTestApp, type TestApp } from '../helpers/app.js';
 import { createTestTarget, usingPostgres } from '../helpers/database.js';
-import { freePort } from '../helpers/ports.js';
+import { type ServerProcess, startServerProcess } from '../helpers/server-process.js';
 import { type Receiver, startReceiver } from '../helpers/webhook-receiver.js';
 import { doc, docMetric, HOST, newTeamOrg, putRegistry, type TeamOrg } from '../registry/support.js';
 
@@ -169,47 +168,25 @@ describe.skipIf(!usingPostgres)('a server process killed mid-delivery', () => {
     const database = await openDatabase(target, { migrate: false, poolSize: 4 });
     const admin = await buildTestInstance(database, { webhooks: WEBHOOKS });
     const receiver = await startReceiver();
-    let child: ChildProcess | null = null;
+    let server: ServerProcess | null = null;
     let survivor: FastifyInstance | null = null;
     try {
       const org = await newTeamOrg(database.prisma, 'wh-sigkill');
       await createHook(admin, org, receiver);
       receiver.answer = () => new Promise(() => {});
-      // node itself (not npx), so that the signal reaches the server.
-      child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-        cwd: new URL('../..', import.meta.url).pathname,
-        env: {
-          PATH: process.env.PATH ?? '',
-          DATABASE_URL: target.url,
-          PORT: String(await freePort()),
-          HOST: '127.0.0.1',
-          LOG_LEVEL: 'error',
-          DEMO: '0',
-          WEBHOOK_ALLOW_HTTP: '1',
-          WEBHOOK_ALLOW_PRIVATE_NETWORKS: '1',
-          WEBHOOK_TIMEOUT_MS: '1000',
-          WEBHOOK_LEASE_MS: String(leaseMs),
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
+      server = await startServerProcess({
+        DATABASE_URL: target.url,
+        LOG_LEVEL: 'error',
+        WEBHOOK_ALLOW_HTTP: '1',
+        WEBHOOK_ALLOW_PRIVATE_NETWORKS: '1',
+        WEBHOOK_TIMEOUT_MS: '1000',
+        WEBHOOK_LEASE_MS: String(leaseMs),
       });
-      let output = '';
-      child.stdout?.on('data', (chunk: Buffer) => {
-        output += chunk;
-      });
-      child.stderr?.on('data', (chunk: Buffer) => {
-        output += chunk;
-      });
-      for (let i = 0; i < 600 && !output.includes('/readyz') && child.exitCode === null; i++) {
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-      expect(output).toContain('/readyz');
       // Applied here (no worker in this app): the server process's worker claims and sends it.
       const applied = await putRegistry(admin, doc(org.slug, [docMetric('killed')]), { token: org.token });
       expect(applied.statusCode).toBe(200);
       const [held] = await receiver.waitFor(1);
-      const exited = new Promise((resolve) => child?.once('exit', resolve));
-      child.kill('SIGKILL');
-      await exited;
+      await server.stop('SIGKILL');
       receiver.answer = () => 200;
       survivor = await buildTestInstance(database, {
         webhooks: WEBHOOKS,
@@ -222,7 +199,7 @@ describe.skipIf(!usingPostgres)('a server process killed mid-delivery', () => {
       await new Promise((resolve) => setTimeout(resolve, 500));
       expect(receiver.received).toHaveLength(2);
     } finally {
-      if (child && child.exitCode === null) child.kill('SIGKILL');
+      await server?.stop('SIGKILL');
       await survivor?.close();
       await admin.close();
       await receiver.close();
