@@ -49,6 +49,9 @@ function pooled(target: DatabaseTarget): { target: DatabaseTarget; poolMode?: Po
   return { target: { kind: 'postgres', url: url.toString() }, poolMode: 'transaction' };
 }
 
+/** Client connections of a test app's pool through the test PgBouncer. */
+const POOLED_CLIENTS = 20;
+
 export async function createTestDatabase(options: { poolSize?: number } = {}): Promise<TestDatabase> {
   const created = await createTestTarget();
   const { target, poolMode } = pooled(created.target);
@@ -56,7 +59,8 @@ export async function createTestDatabase(options: { poolSize?: number } = {}): P
   // The template is migrated already; PGlite in memory is migrated here.
   const database = await openDatabase(target, {
     migrate: target.kind === 'embedded',
-    poolSize: options.poolSize ?? 4,
+    // Through PgBouncer (TEST_PGBOUNCER=1): 20 client connections over its 2 server connections.
+    poolSize: poolMode ? POOLED_CLIENTS : (options.poolSize ?? 4),
     poolMode,
   });
   return {
