@@ -219,7 +219,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   if (options.readRouting) observeReplicas(metrics, options.readRouting.replicas);
   const webhookSettings = { ...DEFAULT_WEBHOOK_SETTINGS, ...config.webhooks };
   const webhookWorker = config.webhookWorker
-    ? startWebhookWorker(prisma, webhookSettings, { ...DEFAULT_WORKER_SETTINGS, ...config.webhookWorker }, app.log)
+    ? startWebhookWorker(
+        prisma,
+        webhookSettings,
+        { ...DEFAULT_WORKER_SETTINGS, ...config.webhookWorker },
+        app.log,
+        (outcome) => metrics.webhookAttempts.inc({ outcome: outcome.ok ? 'delivered' : 'failed' }),
+      )
     : null;
   if (webhookWorker) app.addHook('onClose', () => webhookWorker.stop());
   // A commit of this instance wakes its webhook worker at once; others' are found by its poll.

@@ -5,7 +5,7 @@
  */
 import { hash, timingSafeEqual } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
-import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
 export function createMetrics() {
   const registry = new Registry();
@@ -35,6 +35,17 @@ export function createMetrics() {
     summaryCharges: new Counter({
       name: 'discussion_summary_charges_total',
       help: 'Meter events persisted for generated summaries',
+      registers,
+    }),
+    longPolls: new Gauge({
+      name: 'change_feed_long_polls',
+      help: 'Requests of GET /api/v1/changes waiting for an event (long-polls) on this instance',
+      registers,
+    }),
+    webhookAttempts: new Counter({
+      name: 'webhook_attempts_total',
+      help: 'Webhook delivery attempts by this instance, by outcome (delivered: a 2xx answer; failed: retried later)',
+      labelNames: ['outcome'] as const,
       registers,
     }),
     dependencyErrors: new Counter({

@@ -73,7 +73,10 @@ export async function changesRoute(app: FastifyInstance, deps: ChangesRouteDeps)
       reply.raw.once('close', () => closed.abort());
       while (!page.events.length && Date.now() < deadline && !closed.signal.aborted) {
         const position = decodeCursor(page.next_cursor, orgId) ?? 0n;
-        if (!(await watcher.wait(orgId, position, deadline - Date.now(), closed.signal))) break;
+        access.metrics.longPolls.inc();
+        const woken = await watcher.wait(orgId, position, deadline - Date.now(), closed.signal);
+        access.metrics.longPolls.dec();
+        if (!woken) break;
         // Woken by a commit on the primary, which a replica may not have replayed yet.
         access.routing?.routeOf(request).usePrimary();
         page = await read();

@@ -12,7 +12,7 @@ import type { CloudEvent } from '../changes/event.js';
 import { cloudEvent } from '../changes/event.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { deliverEvent } from './deliver.js';
-import { SendAborted } from './send.js';
+import { SendAborted, type SendOutcome } from './send.js';
 import type { WebhookSettings, WebhookWorkerSettings } from './settings.js';
 
 /** Endpoints one claim takes at most (delivered concurrently). */
@@ -94,6 +94,8 @@ export function startWebhookWorker(
   settings: WebhookSettings,
   worker: WebhookWorkerSettings,
   logger: Logger,
+  /** hears of every attempt's outcome (the Prometheus metrics) */
+  observe: (outcome: SendOutcome) => void = () => {},
 ): WebhookWorker {
   const stopping = new AbortController();
   let running: Promise<boolean> | null = null;
@@ -149,6 +151,7 @@ export function startWebhookWorker(
           stopping.signal,
         );
         sent++;
+        observe(outcome);
         if (!outcome.ok) return retryLater(endpoint, position, attempt);
         position = row.seq;
         if (!(await advance(endpoint, position, false))) return;

@@ -5,12 +5,14 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sweepOnce } from '../../src/changes/sweep.js';
+import { createMetrics } from '../../src/http/metrics.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { doc, docMetric, newTeamOrg, postValidations, putRegistry, type TeamOrg } from '../registry/support.js';
 
 let t: TestApp;
+const metrics = createMetrics();
 beforeAll(async () => {
-  t = await startTestApp({ staleValidationDays: 30 });
+  t = await startTestApp({ staleValidationDays: 30, metrics });
 });
 afterAll(async () => t?.close());
 
@@ -259,10 +261,13 @@ describe('cursors and bounds', () => {
     const started = Date.now();
     const polled = t.get(`/api/v1/changes?after=${start.next_cursor}&wait=20`, org.key);
     await new Promise((resolve) => setTimeout(resolve, 300));
+    // The Prometheus gauge counts it while it waits.
+    expect((await metrics.longPolls.get()).values[0]?.value).toBe(1);
     await apply(org, [docMetric('arrives')]);
     const res = await polled;
     expect(res.statusCode).toBe(200);
     expect(summary(res.json().data)).toEqual(['metric.created arrives']);
+    expect((await metrics.longPolls.get()).values[0]?.value).toBe(0);
     expect(Date.now() - started).toBeLessThan(10_000);
   });
 

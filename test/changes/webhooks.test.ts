@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHANGE_EVENT_TYPES } from '../../src/changes/event.js';
 import { runCli } from '../../src/cli-commands.js';
 import { parseEnv } from '../../src/env.js';
+import { createMetrics } from '../../src/http/metrics.js';
 import { DEFAULT_WEBHOOK_SETTINGS } from '../../src/webhooks/settings.js';
 import { buildTestInstance, startTestApp, type TestApp } from '../helpers/app.js';
 import { type Receiver, startReceiver } from '../helpers/webhook-receiver.js';
@@ -16,9 +17,16 @@ import { doc, docMetric, HOST, newTeamOrg, postValidations, putRegistry, type Te
 const FAST = { allowHttp: true, allowPrivateNetworks: true, retryScheduleMs: [100, 200, 300], timeoutMs: 2000 };
 
 let t: TestApp;
+const metrics = createMetrics();
 beforeAll(async () => {
-  t = await startTestApp({ webhooks: FAST, webhookWorker: { pollIntervalMs: 100, leaseMs: 5000 } });
+  t = await startTestApp({ webhooks: FAST, webhookWorker: { pollIntervalMs: 100, leaseMs: 5000 }, metrics });
 });
+
+/** The value of webhook_attempts_total for `outcome` on the app's Prometheus registry. */
+async function attempts(outcome: 'delivered' | 'failed'): Promise<number> {
+  const { values } = await metrics.webhookAttempts.get();
+  return values.find((value) => value.labels.outcome === outcome)?.value ?? 0;
+}
 afterAll(async () => t?.close());
 
 function call(method: string, url: string, org: TeamOrg, payload?: unknown, app: { inject: TestApp['inject'] } = t) {
@@ -389,6 +397,7 @@ describe('deliveries', () => {
     const receiver = await startReceiver();
     try {
       const hook = await createHook(org, receiver);
+      const before = { delivered: await attempts('delivered'), failed: await attempts('failed') };
       let failures = 0;
       receiver.answer = () => (failures++ < 3 ? 503 : 200);
       await apply(org, [docMetric('first')]);
@@ -427,6 +436,9 @@ describe('deliveries', () => {
         [1, 200],
         [1, 200],
       ]);
+      // The Prometheus counter of the worker's attempts (other tests' deliveries may run beside).
+      expect((await attempts('failed')) - before.failed).toBeGreaterThanOrEqual(3);
+      expect((await attempts('delivered')) - before.delivered).toBeGreaterThanOrEqual(3);
       const [listed] = (await call('GET', '/api/webhooks', org)).json().data;
       expect(listed).toMatchObject({ failing_since: null, disabled_at: null, last_delivery: { status_code: 200 } });
     } finally {
