@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sweepOnce } from '../../src/changes/sweep.js';
 import { createMetrics } from '../../src/http/metrics.js';
-import { startTestApp, type TestApp } from '../helpers/app.js';
+import { buildTestInstance, startTestApp, type TestApp } from '../helpers/app.js';
 import { doc, docMetric, newTeamOrg, postValidations, putRegistry, type TeamOrg } from '../registry/support.js';
 
 let t: TestApp;
@@ -268,6 +268,24 @@ describe('cursors and bounds', () => {
     expect(res.statusCode).toBe(200);
     expect(summary(res.json().data)).toEqual(['metric.created arrives']);
     expect((await metrics.longPolls.get()).values[0]?.value).toBe(0);
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
+  it('a waiting long-poll answers at once (empty) when its instance shuts down', async () => {
+    const org = await newTeamOrg(t.database.prisma, 'closing');
+    const instance = await buildTestInstance(t.database);
+    const start = await changes(org);
+    const started = Date.now();
+    const polled = instance.inject({
+      method: 'GET',
+      url: `/api/v1/changes?after=${start.next_cursor}&wait=30`,
+      headers: { authorization: `Bearer ${org.key}` },
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await instance.close();
+    const res = await polled;
+    expect(res.statusCode).toBe(200);
+    expect(res.json().data).toEqual([]);
     expect(Date.now() - started).toBeLessThan(10_000);
   });
 
