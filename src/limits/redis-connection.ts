@@ -81,6 +81,9 @@ export function connectRedis(target: RedisTarget, logger: Logger, onError?: () =
  * such master answers (a lost master leaves its slots' windows in process
  * until the cluster fails over or it comes back).
  */
+/** How long readiness waits for every server's PONG. */
+const PING_TIMEOUT_MS = 1000;
+
 export async function redisAnswers(client: RedisClient): Promise<boolean> {
   if (client.status !== 'ready') return false;
   let servers: Redis[] = [];
@@ -93,10 +96,19 @@ export async function redisAnswers(client: RedisClient): Promise<boolean> {
   } else {
     servers = [client];
   }
+  // A lost master's connection may hold a PING until it reconnects: readiness answers within a bound.
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), PING_TIMEOUT_MS);
+  });
+  // Caught here: a PING failing after the bound must not become an unhandled rejection.
+  const answered = Promise.all(servers.map((server) => server.ping())).then(
+    (replies) => replies.every((reply) => reply === 'PONG'),
+    () => false,
+  );
   try {
-    const replies = await Promise.all(servers.map((server) => server.ping()));
-    return replies.every((reply) => reply === 'PONG');
-  } catch {
-    return false;
+    return await Promise.race([answered, late]);
+  } finally {
+    clearTimeout(timer);
   }
 }

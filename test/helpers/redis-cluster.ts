@@ -19,6 +19,10 @@ export interface TestRedisCluster {
   seeds: string;
   /** Kills every node, or the `index`-th only (SIGKILL: as a crash would). */
   stop(index?: number): Promise<void>;
+  /** Freezes the `index`-th node (SIGSTOP): its connections stay open and nothing answers. */
+  freeze(index: number): void;
+  /** Lets a frozen node run again (SIGCONT). */
+  thaw(index: number): void;
   /** Starts the stopped nodes again in their directories and resolves once the cluster is whole. */
   restart(): Promise<void>;
   /** Stops the nodes and removes their directories. */
@@ -132,6 +136,8 @@ export async function startRedisCluster(): Promise<TestRedisCluster> {
     stop: async (index) => {
       await Promise.all(nodes.filter((_, i) => index === undefined || i === index).map(stopNode));
     },
+    freeze: (index) => void nodes[index]?.process?.kill('SIGSTOP'),
+    thaw: (index) => void nodes[index]?.process?.kill('SIGCONT'),
     restart: async () => {
       await Promise.all(nodes.filter((node) => !node.process).map(startNode));
       await clusterOk(nodes);

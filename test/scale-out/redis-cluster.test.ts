@@ -292,6 +292,28 @@ describe.skipIf(skip)('rate limits on a Redis Cluster', () => {
   );
 
   it(
+    'answers readiness within its bound while a master is frozen (a PING that never returns)',
+    async () => {
+      const limiter = await clusterLimiter(uniquePrefix());
+      const app = await instance({ rateLimiter: limiter });
+      cluster.freeze(1);
+      try {
+        const started = Date.now();
+        const ready = await app.inject({ method: 'GET', url: '/readyz' });
+        expect(ready.statusCode).toBe(503);
+        expect(ready.json()).toMatchObject({ redis: 'down' });
+        expect(Date.now() - started).toBeLessThan(3000);
+      } finally {
+        cluster.thaw(1);
+      }
+      await expect
+        .poll(async () => (await app.inject({ method: 'GET', url: '/readyz' })).statusCode, { timeout: 15_000 })
+        .toBe(200);
+    },
+    OUTAGE_TIMEOUT_MS,
+  );
+
+  it(
     'reports Redis down while a master is lost, and keeps limiting every key',
     async () => {
       const limiter = await clusterLimiter(uniquePrefix());
