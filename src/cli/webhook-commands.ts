@@ -7,6 +7,7 @@ import { AdminError } from '../admin/admin-error.js';
 import {
   createWebhook,
   deleteWebhook,
+  enableWebhook,
   listWebhooks,
   MAX_WEBHOOKS_PER_ORGANIZATION,
   TooManyWebhooksError,
@@ -94,6 +95,24 @@ export const WEBHOOK_COMMANDS: Record<string, Command> = {
       const id = requiredString(values, 'id');
       await deleteWebhook(await prisma(), requiredString(values, 'org'), id).catch(refused);
       deps.out(`Deleted webhook ${id}`);
+    },
+  },
+  'webhooks:enable': {
+    usage: 'webhooks:enable --org ORG --id WEBHOOK_ID',
+    summary: 'enable a disabled webhook endpoint again (delivery resumes where it stopped)',
+    options: { org: { type: 'string' }, id: { type: 'string' } },
+    positionals: 0,
+    async run({ values, prisma, deps }) {
+      const id = requiredString(values, 'id');
+      const { enabled, skippedExpiredEvents } = await enableWebhook(
+        await prisma(),
+        requiredString(values, 'org'),
+        id,
+      ).catch(refused);
+      if (!enabled) deps.out(`Webhook ${id} is not disabled: nothing to do.`);
+      else if (skippedExpiredEvents) {
+        deps.out(`Enabled webhook ${id}; events it missed were no longer kept: it resumes after the oldest kept.`);
+      } else deps.out(`Enabled webhook ${id}; delivery resumes after the last event it got.`);
     },
   },
 };

@@ -10,6 +10,7 @@ import { badRequest, errors, HttpError } from '../errors.js';
 import {
   createWebhook,
   deleteWebhook,
+  enableWebhook,
   listDeliveries,
   listWebhooks,
   MAX_WEBHOOKS_PER_ORGANIZATION,
@@ -112,6 +113,13 @@ export async function webhookRoutes(app: FastifyInstance, deps: WebhookRoutesDep
         time: iso(delivery.time),
       })),
     };
+  });
+
+  app.post('/api/webhooks/:webhook_id/enable', async (request) => {
+    const { enabled, skippedExpiredEvents } = await enableWebhook(prisma, org(request), webhookId(request)).catch(
+      translated,
+    );
+    return { data: { id: webhookId(request), enabled, skipped_expired_events: skippedExpiredEvents } };
   });
 
   // Synchronous: the answer is the attempt's outcome (within the timeout, below the request deadline).

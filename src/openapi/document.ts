@@ -646,6 +646,28 @@ function buildPaths() {
         },
       },
     },
+    '/api/webhooks/{webhook_id}/enable': {
+      post: {
+        operationId: 'enableWebhook',
+        tags: ['Webhooks'],
+        summary: 'Enable a disabled endpoint again',
+        description:
+          'Signed-in admin or owner. A disabled endpoint (failing for `WEBHOOK_DISABLE_AFTER`) is enabled again: ' +
+          'its failures are forgotten and delivery resumes after the last event it got, or after the oldest event ' +
+          'kept when retention removed some since (`skipped_expired_events`; the feed cannot give them either). ' +
+          'An enabled endpoint is left as it is (`enabled: false`). Send `{}` as the body.',
+        security: session,
+        parameters: [webhookIdParameter],
+        responses: {
+          '200': ok('What was done.', schemaRef('EnabledWebhookResponse'), {
+            data: { id: '5f0c9a1e-2b3d-4c5e-8f70-1a2b3c4d5e6f', enabled: true, skipped_expired_events: false },
+          }),
+          ...adminErrors,
+          '404': webhookNotFound,
+          '415': errorResponse('The body is not application/json.', rateLimitHeaders, errors.jsonContentTypeRequired),
+        },
+      },
+    },
     '/api/webhooks/{webhook_id}/test': {
       post: {
         operationId: 'testWebhook',

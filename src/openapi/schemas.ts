@@ -427,6 +427,16 @@ export const WebhookDeliveriesResponse = z.object({
     .describe('the latest 100 attempts, newest first'),
 });
 
+export const EnabledWebhookResponse = z.object({
+  data: z.object({
+    id: uuid(),
+    enabled: z.boolean().describe('false: the endpoint was not disabled, and nothing changed'),
+    skipped_expired_events: z
+      .boolean()
+      .describe('retention removed events after where it stopped: delivery resumes after the oldest kept'),
+  }),
+});
+
 export const WebhookTestResponse = z.object({
   data: z.object({
     event_id: uuid(),
@@ -544,6 +554,7 @@ export const responseSchemas = {
   CreatedWebhookResponse,
   WebhookListResponse,
   DeletedWebhookResponse,
+  EnabledWebhookResponse,
   WebhookDeliveriesResponse,
   WebhookTestResponse,
   Health,

@@ -168,6 +168,36 @@ export async function deleteWebhook(prisma: PrismaClient, org: OrganizationSelec
   if (count === 0) throw new WebhookNotFoundError();
 }
 
+export interface EnabledWebhook {
+  /** false when the endpoint was not disabled (nothing changed) */
+  enabled: boolean;
+  /** retention removed events after where it stopped: it resumes after them (the feed has what it missed) */
+  skippedExpiredEvents: boolean;
+}
+
+/**
+ * Enables a disabled endpoint again: its failures are forgotten and delivery
+ * resumes after the last event it got, or after the oldest event kept when
+ * retention has removed some since. An enabled endpoint is left as it is (its
+ * delivery may be under way).
+ */
+export async function enableWebhook(
+  prisma: PrismaClient,
+  org: OrganizationSelector,
+  id: string,
+): Promise<EnabledWebhook> {
+  const webhook = await findWebhook(prisma, org, id);
+  const [feed] = await prisma.$queryRaw<{ pruned: bigint }[]>`
+    SELECT pruned_through AS pruned FROM change_feed WHERE org_id = ${webhook.orgId}::uuid`;
+  const pruned = feed?.pruned ?? 0n;
+  const resumed = await prisma.$executeRaw`
+    UPDATE webhook SET disabled_at = NULL, disabled_reason = NULL, failing_since = NULL, attempt = 0,
+      next_attempt_at = now(), leased_until = NULL, leased_by = NULL,
+      delivered_seq = greatest(delivered_seq, ${pruned})
+    WHERE id = ${webhook.id}::uuid AND disabled_at IS NOT NULL`;
+  return { enabled: resumed === 1, skippedExpiredEvents: resumed === 1 && pruned > webhook.deliveredSeq };
+}
+
 /** The latest attempts, newest first. */
 export async function listDeliveries(prisma: PrismaClient, org: OrganizationSelector, id: string) {
   const webhook = await findWebhook(prisma, org, id);

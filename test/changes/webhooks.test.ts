@@ -220,7 +220,10 @@ describe('administration', () => {
       }),
     ).toBe(1);
     expect(out.at(-1)).toMatch(/not a public address/);
+    expect(await runCli(['webhooks:enable', '--org', cliOrg.slug, '--id', id], deps)).toBe(0);
+    expect(out.at(-1)).toBe(`Webhook ${id} is not disabled: nothing to do.`);
     expect(await runCli(['webhooks:delete', '--org', cliOrg.slug, '--id', id], deps)).toBe(0);
+    expect(await runCli(['webhooks:enable', '--org', cliOrg.slug, '--id', id], deps)).toBe(1);
     expect(await runCli(['webhooks:delete', '--org', cliOrg.slug, '--id', id], deps)).toBe(1);
   });
 });
@@ -477,6 +480,26 @@ describe('deliveries', () => {
       const count = receiver.received.length;
       await new Promise((resolve) => setTimeout(resolve, 600));
       expect(receiver.received).toHaveLength(count);
+
+      // Enabled again once the receiver answers: the held event first, then a later one, in order.
+      receiver.answer = () => 200;
+      await apply(org, [docMetric('slow'), docMetric('later')], undefined, own);
+      const enabled = await call('POST', `/api/webhooks/${hook.id}/enable`, org, {}, app);
+      expect(enabled.json()).toEqual({ data: { id: hook.id, enabled: true, skipped_expired_events: false } });
+      const resumed = await receiver.waitFor(count + 2, 10_000);
+      expect(resumed.slice(count).map((r) => `${r.event.type} ${r.event.data.key}`)).toEqual([
+        'metric.created slow',
+        'metric.created later',
+      ]);
+      expect(resumed.slice(count).every((r) => r.verified)).toBe(true);
+      const [healthy] = (await call('GET', '/api/webhooks', org, undefined, app)).json().data;
+      expect(healthy).toMatchObject({ disabled_at: null, disabled_reason: null, failing_since: null });
+      // Enabling an enabled endpoint changes nothing; another organization's is 404.
+      const again = await call('POST', `/api/webhooks/${hook.id}/enable`, org, {}, app);
+      expect(again.json().data).toMatchObject({ enabled: false });
+      const stranger = await newTeamOrg(own.database.prisma, 'wh-stranger');
+      expect((await call('POST', `/api/webhooks/${hook.id}/enable`, stranger, {}, app)).statusCode).toBe(404);
+
       // Refused connection: recorded as such.
       await receiver.close();
       const gone = await call('POST', `/api/webhooks/${hook.id}/test`, org, {}, app);

@@ -129,6 +129,7 @@ describe('the document', () => {
         'DELETE /api/webhooks/{webhook_id}',
         'GET /api/webhooks/{webhook_id}/deliveries',
         'POST /api/webhooks/{webhook_id}/test',
+        'POST /api/webhooks/{webhook_id}/enable',
       ].sort(),
     );
     const list = document.paths['/api/v1/metrics']?.get as { parameters: Record<string, unknown>[] };
@@ -956,6 +957,11 @@ describe('webhook routes conform', () => {
       headers: headers(admin, false),
     });
     expect(deliveries.json().data).toHaveLength(1);
+    const enabled = await route('POST', `${HOOK}/enable`, `${HOOKS}/${id}/enable`, {
+      headers: headers(admin),
+      payload: '{}',
+    });
+    expect(enabled.json().data).toEqual({ id, enabled: false, skipped_expired_events: false });
 
     const cases: [number, 'GET' | 'POST' | 'DELETE', string, string, Record<string, string>, string?][] = [
       [400, 'POST', HOOKS, HOOKS, headers(admin), JSON.stringify({ url: 'ftp://x.example/' })],
@@ -963,6 +969,7 @@ describe('webhook routes conform', () => {
       [403, 'GET', HOOKS, HOOKS, headers(member, false)],
       [404, 'DELETE', HOOK, `${HOOKS}/${randomUUID()}`, headers(admin, false)],
       [404, 'GET', `${HOOK}/deliveries`, `${HOOKS}/${randomUUID()}/deliveries`, headers(admin, false)],
+      [404, 'POST', `${HOOK}/enable`, `${HOOKS}/${randomUUID()}/enable`, headers(admin), '{}'],
       [
         413,
         'POST',
