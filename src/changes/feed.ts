@@ -62,18 +62,22 @@ function pageStatement(orgId: string, after: bigint | null, limit: number) {
 }
 
 /**
- * The latest event number of `orgId`'s feed on the server `reader` reads
- * (0 without any): a read replica serves a cursor only up to it
- * (src/rest/changes-route.ts).
+ * The latest event number of each of `orgIds`' feeds on the server `reader`
+ * reads (an organization without events is left out): the watcher's wake-ups
+ * (src/changes/watcher.ts), and how far a read replica serves a cursor.
  */
-export async function lastSeq(reader: SqlReader, orgId: string): Promise<bigint> {
-  const [row] = await reader.query(
-    compile(
-      sql<{ last_seq: string }>`SELECT last_seq::text AS last_seq FROM change_feed WHERE org_id = ${orgId}::uuid`,
-    ),
+export async function feedPositions(reader: SqlReader, orgIds: readonly string[]): Promise<Map<string, bigint>> {
+  const rows = await reader.query(
+    compile(sql<{ org_id: string; last_seq: string }>`
+      SELECT org_id::text AS org_id, last_seq::text AS last_seq FROM change_feed WHERE org_id = ANY(${orgIds}::uuid[])`),
     POINT_READ,
   );
-  return BigInt(row?.last_seq ?? 0);
+  return new Map(rows.map((row) => [row.org_id, BigInt(row.last_seq)]));
+}
+
+/** The latest event number of `orgId`'s feed on the server `reader` reads (0 without any). */
+export async function lastSeq(reader: SqlReader, orgId: string): Promise<bigint> {
+  return (await feedPositions(reader, [orgId])).get(orgId) ?? 0n;
 }
 
 /**

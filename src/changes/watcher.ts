@@ -7,9 +7,8 @@
  * pooler or replica is in between; a commit made by this instance wakes its
  * waiters at once ({@link ChangeWatcher.poke}).
  */
-import { sql } from 'kysely';
-import { compile } from '../db/kysely.js';
 import type { SqlReader } from '../db/sql.js';
+import { feedPositions } from './feed.js';
 
 /** How often the feeds of waiting organizations are read: a waiter wakes at most this late. */
 export const WATCH_INTERVAL_MS = 100;
@@ -37,11 +36,6 @@ interface Logger {
   warn(object: object, message: string): void;
 }
 
-function latestStatement(orgIds: string[]) {
-  return compile(sql<{ org_id: string; last_seq: string }>`
-    SELECT org_id::text AS org_id, last_seq::text AS last_seq FROM change_feed WHERE org_id = ANY(${orgIds}::uuid[])`);
-}
-
 export function createChangeWatcher(
   reader: SqlReader,
   logger: Logger,
@@ -63,12 +57,9 @@ export function createChangeWatcher(
     timer = null;
     if (closed || count === 0) return;
     try {
-      const rows = await reader.query(latestStatement([...waiters.keys()]));
+      const positions = await feedPositions(reader, [...waiters.keys()]);
       failing = false;
-      for (const row of rows) {
-        const latest = BigInt(row.last_seq);
-        wakeOrg(row.org_id, (waiter) => waiter.afterSeq < latest);
-      }
+      for (const [orgId, latest] of positions) wakeOrg(orgId, (waiter) => waiter.afterSeq < latest);
     } catch (error) {
       // The waiters time out as usual; the log says it once per outage.
       if (!failing) logger.warn({ err: (error as Error).message }, 'change feed: cannot read where feeds stand');

@@ -14,6 +14,7 @@ import { badRequest, errors, HttpError } from '../errors.js';
 import { type AccessDeps, admitApiKey, readsOf } from '../http/request-auth.js';
 import { CURSOR_EXPIRED, INVALID_CURSOR } from '../schema/change-event.js';
 import { ChangesDocument, runOperation } from './execute.js';
+import { param, type Query } from './query.js';
 
 /** The longest long-poll a request may ask for, in seconds. */
 export const MAX_WAIT_SECONDS = 30;
@@ -22,13 +23,6 @@ export interface ChangesRouteDeps {
   access: AccessDeps;
   config: ServiceConfig;
   watcher: ChangeWatcher;
-}
-
-type Query = Record<string, string | string[] | undefined>;
-
-function param(query: Query, name: string): string | undefined {
-  const value = query[name];
-  return Array.isArray(value) ? value[0] : value;
 }
 
 function boundedInteger(value: string | undefined, name: string, min: number, max: number, fallback: number): number {

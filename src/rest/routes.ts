@@ -24,6 +24,7 @@ import { isUuid } from '../uuid.js';
 import { contractEnvelope, detailEnvelope, listEnvelope, type SummaryHeaders } from './envelopes.js';
 import { entityTag, noneMatchFails, releaseId, sendNotModified, setValidators } from './etag.js';
 import { ListMetricsDocument, MetricContractDocument, MetricDetailDocument, runOperation } from './execute.js';
+import { param, type Query } from './query.js';
 
 /**
  * What the detail's and the contract's `metric(id)` read (the plan its
@@ -42,14 +43,6 @@ const CONTRACT = metricRoute(MetricContractDocument);
 
 /** Largest page number accepted; beyond the data it is just an empty page. */
 const MAX_PAGE = 2 ** 31 - 1;
-
-type Query = Record<string, string | string[] | undefined>;
-
-/** A repeated query parameter counts with its first value. */
-function param(query: Query, name: string): string | undefined {
-  const value = query[name];
-  return Array.isArray(value) ? value[0] : value;
-}
 
 export interface RestDeps {
   access: AccessDeps;
