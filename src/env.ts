@@ -4,7 +4,12 @@
  */
 import { isIP } from 'node:net';
 import { z } from 'zod';
-import { DEFAULT_RETRY_SCHEDULE_MS, parseDuration } from './webhooks/settings.js';
+import {
+  DEFAULT_RETRY_SCHEDULE_MS,
+  DEFAULT_WEBHOOK_SETTINGS,
+  DEFAULT_WORKER_SETTINGS,
+  parseDuration,
+} from './webhooks/settings.js';
 
 const booleanString = z.enum(['true', 'false', '1', '0']).transform((value) => value === 'true' || value === '1');
 
@@ -239,14 +244,14 @@ export const envSchema = z
     /** the waits before each retry of a failed webhook delivery; past the last, the last again (src/webhooks/worker.ts) */
     WEBHOOK_RETRY_SCHEDULE: retrySchedule,
     /** a webhook endpoint failing without a success this long is disabled */
-    WEBHOOK_DISABLE_AFTER: duration.default(5 * 24 * 3600 * 1000),
+    WEBHOOK_DISABLE_AFTER: duration.default(DEFAULT_WEBHOOK_SETTINGS.disableAfterMs),
     /** a delivery attempt not answered within this time fails */
-    WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
+    WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(DEFAULT_WEBHOOK_SETTINGS.timeoutMs),
     /**
      * how long an instance holds a webhook endpoint it delivers to; one that dies mid-delivery is taken over by
      * another after this (must be above WEBHOOK_TIMEOUT_MS, so that a slow answer does not cause a second sender)
      */
-    WEBHOOK_LEASE_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
+    WEBHOOK_LEASE_MS: z.coerce.number().int().min(1000).max(600_000).default(DEFAULT_WORKER_SETTINGS.leaseMs),
     /** 1: webhook URLs may be http:// (otherwise https:// only) */
     WEBHOOK_ALLOW_HTTP: booleanString.optional().transform((value) => value === true),
     /**

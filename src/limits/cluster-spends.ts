@@ -20,13 +20,17 @@ export async function spendPerSlot(client: Cluster, keys: readonly string[], win
   const slots = new Map<number, number[]>();
   keys.forEach((key, index) => {
     const slot = calculateSlot(key);
-    slots.set(slot, [...(slots.get(slot) ?? []), index]);
+    const indexes = slots.get(slot);
+    if (indexes) indexes.push(index);
+    else slots.set(slot, [index]);
   });
   // The master the client last saw serving each slot; a stale one answers MOVED, and ioredis follows.
   const masters = new Map<string, number[][]>();
   for (const [slot, indexes] of slots) {
     const master = client.slots[slot]?.[0] ?? '';
-    masters.set(master, [...(masters.get(master) ?? []), indexes]);
+    const groups = masters.get(master);
+    if (groups) groups.push(indexes);
+    else masters.set(master, [indexes]);
   }
   const counted: (Counted | null)[] = keys.map(() => null);
   await Promise.all(

@@ -195,7 +195,8 @@ export function createKeyRateLimiter(options: RateLimiterOptions): KeyRateLimite
   };
   // One spend per subject, in order: the tuple type of `subjects`, element for element.
   const spendEach = <const S extends readonly string[]>(subjects: S) =>
-    spendInRedis(subjects.map(windowOf)) as Promise<{ [K in keyof S]: WindowSpend }>;
+    // A window is its subject on a single Redis: no array made per admission there.
+    spendInRedis(cluster ? subjects.map(windowOf) : subjects) as Promise<{ [K in keyof S]: WindowSpend }>;
 
   return {
     async consume(subject, limit, cost = 1) {

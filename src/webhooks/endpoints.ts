@@ -4,8 +4,9 @@
  * it), list, delete, the latest attempts, and a test event sent at once.
  */
 import { randomUUID } from 'node:crypto';
+import { AdminError } from '../admin/admin-error.js';
 import { type OrganizationSelector, resolveOrganization } from '../admin/organization.js';
-import { CHANGE_EVENT_TYPES, type CloudEvent, eventSource, isChangeEventType } from '../changes/event.js';
+import { CHANGE_EVENT_TYPES, type CloudEvent, cloudEvent, isChangeEventType } from '../changes/event.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { storableText } from '../metric/input.js';
 import { isUuid } from '../uuid.js';
@@ -21,9 +22,17 @@ export const MAX_DESCRIPTION_LENGTH = 500;
 export const TEST_EVENT_TYPE = 'webhook.test';
 
 /** Input refused; the message says why (400). */
-export class WebhookInputError extends Error {}
-export class WebhookNotFoundError extends Error {}
-export class TooManyWebhooksError extends Error {}
+export class WebhookInputError extends AdminError {}
+export class WebhookNotFoundError extends AdminError {
+  constructor() {
+    super('no such webhook in the organization');
+  }
+}
+export class TooManyWebhooksError extends AdminError {
+  constructor() {
+    super(`an organization has at most ${MAX_WEBHOOKS_PER_ORGANIZATION} webhooks`);
+  }
+}
 
 export interface CreateWebhookInput {
   org: OrganizationSelector;
@@ -163,8 +172,10 @@ async function findWebhook(prisma: PrismaClient, org: OrganizationSelector, id: 
 }
 
 export async function deleteWebhook(prisma: PrismaClient, org: OrganizationSelector, id: string): Promise<void> {
-  const webhook = await findWebhook(prisma, org, id);
-  const { count } = await prisma.webhook.deleteMany({ where: { id: webhook.id, orgId: webhook.orgId } });
+  const organization = await resolveOrganization(prisma, org);
+  const { count } = isUuid(id)
+    ? await prisma.webhook.deleteMany({ where: { id, orgId: organization.id } })
+    : { count: 0 };
   if (count === 0) throw new WebhookNotFoundError();
 }
 
@@ -220,16 +231,15 @@ export async function sendTestEvent(
   signal: AbortSignal,
 ): Promise<{ event: CloudEvent; outcome: SendOutcome }> {
   const webhook = await findWebhook(prisma, org, id);
-  const event: CloudEvent = {
-    specversion: '1.0',
+  const event = cloudEvent({
+    orgId: webhook.orgId,
+    seq: '0',
     id: randomUUID(),
-    source: eventSource(webhook.orgId),
     type: TEST_EVENT_TYPE,
     subject: webhook.id,
-    time: new Date().toISOString(),
-    datacontenttype: 'application/json',
+    time: new Date(),
     data: { webhook_id: webhook.id, message: 'A test event: the endpoint receives and verifies the signed events.' },
-  };
+  });
   const outcome = await deliverEvent(prisma, webhook, { event, seq: null, attempt: 1 }, settings, signal);
   return { event, outcome };
 }

@@ -29,6 +29,8 @@ interface ClaimedEndpoint {
   types: string[];
   secret: string;
   delivered_seq: bigint;
+  /** the organization's latest event when claimed */
+  feed_seq: bigint;
   attempt: number;
   lease: string;
 }
@@ -63,13 +65,16 @@ async function claim(prisma: PrismaClient, leaseMs: number): Promise<ClaimedEndp
       ORDER BY d.next_attempt_at LIMIT ${CLAIM_BATCH}
       FOR UPDATE OF d SKIP LOCKED)
     RETURNING w.id::text AS id, w.org_id::text AS org_id, w.url, w.types, w.secret, w.delivered_seq, w.attempt,
-              w.leased_by::text AS lease`;
+              w.leased_by::text AS lease, (SELECT last_seq FROM change_feed f WHERE f.org_id = w.org_id) AS feed_seq`;
 }
 
-const readEvents = (prisma: PrismaClient, orgId: string, after: bigint) =>
+/** The events after `after` of the endpoint's types (every type when it names none). */
+const readEvents = (prisma: PrismaClient, endpoint: ClaimedEndpoint, after: bigint) =>
   prisma.$queryRaw<EventRow[]>`
     SELECT seq, id::text AS id, type, subject::text AS subject, time, data FROM change_event
-    WHERE org_id = ${orgId}::uuid AND seq > ${after} ORDER BY seq LIMIT ${EVENT_PAGE}`;
+    WHERE org_id = ${endpoint.org_id}::uuid AND seq > ${after}
+      AND (cardinality(${endpoint.types}::text[]) = 0 OR type = ANY(${endpoint.types}::text[]))
+    ORDER BY seq LIMIT ${EVENT_PAGE}`;
 
 /** `5 days`, `2 hours`, `90 seconds`: the largest whole unit. */
 function describeDuration(ms: number): string {
@@ -130,17 +135,16 @@ export function startWebhookWorker(
   }
 
   async function deliverEndpoint(endpoint: ClaimedEndpoint): Promise<void> {
-    const wanted = (type: string) => endpoint.types.length === 0 || endpoint.types.includes(type);
     let position = endpoint.delivered_seq;
     let sent = 0;
     while (sent < EVENTS_PER_CLAIM) {
-      const events = await readEvents(prisma, endpoint.org_id, position);
-      if (!events.length) break;
+      const events = await readEvents(prisma, endpoint, position);
+      if (!events.length) {
+        // Nothing of its types up to the feed's latest when claimed: the cursor moves past the others.
+        if (endpoint.feed_seq > position) position = endpoint.feed_seq;
+        break;
+      }
       for (const row of events) {
-        if (!wanted(row.type)) {
-          position = row.seq;
-          continue;
-        }
         const event: CloudEvent = cloudEvent({ ...row, orgId: endpoint.org_id, seq: String(row.seq) });
         const attempt = sent === 0 ? endpoint.attempt + 1 : 1;
         const outcome = await deliverEvent(
@@ -157,7 +161,6 @@ export function startWebhookWorker(
         if (!(await advance(endpoint, position, false))) return;
       }
     }
-    // Skipped events (not of the endpoint's types) move the cursor too; the lease is given back.
     await advance(endpoint, position, true);
   }
 
