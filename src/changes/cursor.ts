@@ -7,6 +7,8 @@
 
 const VERSION = 1;
 const BYTES = 1 + 16 + 8;
+/** Event numbers are PostgreSQL bigints: a forged position past them is no cursor, not a failed statement. */
+const MAX_SEQ = 2n ** 63n - 1n;
 
 /** The cursor after event `seq` (0: before the first) of `orgId`'s feed. */
 export function encodeCursor(orgId: string, seq: bigint): string {
@@ -23,5 +25,6 @@ export function decodeCursor(cursor: string, orgId: string): bigint | null {
   const bytes = Buffer.from(cursor, 'base64url');
   if (bytes.length !== BYTES || bytes.readUInt8(0) !== VERSION || bytes.toString('base64url') !== cursor) return null;
   if (bytes.subarray(1, 17).toString('hex') !== orgId.replaceAll('-', '').toLowerCase()) return null;
-  return bytes.readBigUInt64BE(17);
+  const seq = bytes.readBigUInt64BE(17);
+  return seq > MAX_SEQ ? null : seq;
 }

@@ -18,6 +18,14 @@ export const CHANGE_EVENT_TYPES = [
 ] as const;
 export type ChangeEventType = (typeof CHANGE_EVENT_TYPES)[number];
 
+/**
+ * The types whose data is the contract's (trust verdicts and reasons, the
+ * metric to use instead, validation evidence): a reader without the
+ * contract's scope is not served them (src/changes/feed.ts), as /graphql
+ * refuses it `trust` and `lastValidatedAt`.
+ */
+export const CONTRACT_EVENT_TYPES: readonly ChangeEventType[] = ['metric.validated', 'metric.trust_changed'];
+
 export function isChangeEventType(value: string): value is ChangeEventType {
   return (CHANGE_EVENT_TYPES as readonly string[]).includes(value);
 }

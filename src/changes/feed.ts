@@ -8,7 +8,7 @@ import { sql } from 'kysely';
 import { compile } from '../db/kysely.js';
 import { POINT_READ, type SqlReader } from '../db/sql.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
-import { type CloudEvent, cloudEvent } from './event.js';
+import { type CloudEvent, CONTRACT_EVENT_TYPES, cloudEvent } from './event.js';
 
 export const DEFAULT_CHANGES_LIMIT = 100;
 export const MAX_CHANGES_LIMIT = 500;
@@ -48,7 +48,7 @@ interface FeedRow {
   data: Record<string, unknown> | null;
 }
 
-function pageStatement(orgId: string, after: bigint | null, limit: number) {
+function pageStatement(orgId: string, after: bigint | null, limit: number, withheld: readonly string[]) {
   return compile(sql<FeedRow>`
     SELECT f.last_seq::text AS last_seq, f.pruned_through::text AS pruned_through,
       e.seq::text AS seq, e.id::text AS id, e.type, e.subject::text AS subject, e.time, e.data
@@ -57,6 +57,7 @@ function pageStatement(orgId: string, after: bigint | null, limit: number) {
     LEFT JOIN LATERAL (
       SELECT ce.seq, ce.id, ce.type, ce.subject, ce.time, ce.data FROM change_event ce
       WHERE ce.org_id = o.org_id AND ce.seq > greatest(${String(after ?? -1)}::bigint, f.pruned_through)
+        AND ce.type <> ALL(${withheld}::text[])
       ORDER BY ce.seq LIMIT ${limit}::int) e ON TRUE
     ORDER BY e.seq`);
 }
@@ -82,20 +83,23 @@ export async function lastSeq(reader: SqlReader, orgId: string): Promise<bigint>
 
 /**
  * The page of `orgId`'s feed after `cursor` (from the oldest kept event
- * without one). InvalidCursorError, ExpiredCursorError.
+ * without one); without `contractEvents` (a key without the contract's
+ * scope), the events of CONTRACT_EVENT_TYPES are left out. InvalidCursorError,
+ * ExpiredCursorError.
  */
 export async function readChanges(
   reader: SqlReader,
   orgId: string,
   cursor: string | null,
   limit: number,
+  contractEvents: boolean,
 ): Promise<ChangePage> {
   let after: bigint | null = null;
   if (cursor !== null) {
     after = decodeCursor(cursor, orgId);
     if (after === null) throw new InvalidCursorError();
   }
-  const rows = await reader.query(pageStatement(orgId, after, limit));
+  const rows = await reader.query(pageStatement(orgId, after, limit, contractEvents ? [] : CONTRACT_EVENT_TYPES));
   const [first] = rows;
   const last = BigInt(first?.last_seq ?? 0);
   const pruned = BigInt(first?.pruned_through ?? 0);
@@ -118,5 +122,8 @@ export async function readChanges(
     );
     position = BigInt(row.seq);
   }
+  // A short page read every event up to the latest in the statement's snapshot: the cursor moves past
+  // the ones left out too, so a reader of fewer types neither reads them again nor wakes for them.
+  if (events.length < limit && last > position) position = last;
   return { events, nextCursor: encodeCursor(orgId, position), afterSeq: position };
 }

@@ -434,7 +434,8 @@ export function createMcpServer(deps: ToolDeps): McpServer {
     },
     handler(
       async (args: { after?: string; limit?: number }) => {
-        const ctx = context();
+        // The feed's trust and evidence events need the contract's scope, as on REST and /graphql.
+        const ctx = createContext(deps.access, deps.principal, deps.config, deps.access.metrics);
         // Fewer events when a page of long names and reasons would pass the budget: the cursor stays exact.
         for (let first = args.limit ?? CHANGES_DEFAULT_LIMIT; ; first = Math.ceil(first / 2)) {
           const result = await runOperation(ChangesDocument, { after: args.after ?? null, first }, ctx);

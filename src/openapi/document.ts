@@ -192,12 +192,14 @@ function buildPaths() {
           'sweep finds those that time makes, `TRUST_SWEEP_INTERVAL_S`). Without `after`: from the oldest event ' +
           'kept. With `wait`, a request with nothing to answer waits until an event is committed (on any instance) ' +
           'or `wait` seconds pass, then answers the page (maybe empty). Events are kept `CHANGES_RETENTION_DAYS` ' +
-          '(30); a cursor older than that is 410: resynchronize.',
+          '(30); a cursor older than that is 410: resynchronize. `metric.validated` and `metric.trust_changed` ' +
+          "(validation evidence, trust verdicts) need the contract route's scope (`canonical-metric-api:read` or " +
+          '`metrics:read`): a key of `definition:read` alone reads the feed without them, its cursors moving past them.',
         security: bearer,
         parameters: [
           queryParameter(
             'after',
-            'The `next_cursor` of an earlier answer (opaque). A cursor of another organization, or one this service did not give, is 400.',
+            'The `next_cursor` of an earlier answer (opaque). A cursor of another organization, one this service did not give or one past the latest event, is 400.',
             {
               type: 'string',
               maxLength: 64,

@@ -60,7 +60,7 @@ function changeFeedError(error: unknown): unknown {
 builder.queryFields((t) => ({
   changes: t.field({
     type: ChangePageRef,
-    description: `The change feed of the caller's organization: events after \`after\` (from the oldest kept without it), at most \`first\` (default ${DEFAULT_CHANGES_LIMIT}, 1 to ${MAX_CHANGES_LIMIT}). An invalid cursor is BAD_USER_INPUT; one whose events retention removed is CURSOR_EXPIRED.`,
+    description: `The change feed of the caller's organization: events after \`after\` (from the oldest kept without it), at most \`first\` (default ${DEFAULT_CHANGES_LIMIT}, 1 to ${MAX_CHANGES_LIMIT}). An invalid cursor is BAD_USER_INPUT; one whose events retention removed is CURSOR_EXPIRED. metric.validated and metric.trust_changed (validation evidence, trust verdicts) are served to a key with canonical-metric-api:read (or metrics:read), as the contract is; a key of definition:read alone reads the feed without them.`,
     args: {
       after: t.arg.string(),
       first: t.arg.int({ defaultValue: DEFAULT_CHANGES_LIMIT }),
@@ -81,7 +81,7 @@ builder.queryFields((t) => ({
           ? await ctx.readerAtLeast(async (sql) => (await lastSeq(sql, orgId)) >= seen)
           : ctx.sql;
       try {
-        return await readChanges(reader, orgId, args.after ?? null, first);
+        return await readChanges(reader, orgId, args.after ?? null, first, ctx.contractFields);
       } catch (error) {
         throw changeFeedError(error);
       }
