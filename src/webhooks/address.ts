@@ -15,18 +15,54 @@ export const MAX_WEBHOOK_URL_LENGTH = 2048;
 /** A URL refused; the message says why and is shown as is. */
 export class WebhookUrlError extends Error {}
 
+/** The host of a URL as a resolver takes it (an IPv6 literal without its brackets). */
+const bareHost = (url: URL) => url.hostname.replace(/^\[(.*)\]$/, '$1');
+
+const GLOBAL_UNICAST_IPV6 = ipaddr.parseCIDR('2000::/3');
+/** NAT64's well-known prefix: DNS64 resolvers answer IPv4-only hosts in it, so a receiver may resolve to one. */
+const NAT64 = ipaddr.parseCIDR('64:ff9b::/96');
+const SIX_TO_FOUR = ipaddr.parseCIDR('2002::/16');
+
 /**
- * Public: what ipaddr.js calls `unicast`, the range left once every special
- * one is named (loopback, private, carrierGradeNat, linkLocal, uniqueLocal,
- * multicast, unspecified, broadcast, reserved, the documentation, 6to4,
- * Teredo and NAT64 prefixes, ...). An IPv4-mapped IPv6 address is judged as
- * the IPv4 address it carries.
+ * The IPv4 address a connection to an IPv6 address of a translating form
+ * reaches: IPv4-mapped (the host's own stack), NAT64's well-known prefix
+ * (the network's translator) and 6to4 (a relay); null for any other.
+ */
+function carriedIPv4(address: ipaddr.IPv6): ipaddr.IPv4 | null {
+  if (address.isIPv4MappedAddress()) return address.toIPv4Address();
+  const [, p1 = 0, p2 = 0, , , , p6 = 0, p7 = 0] = address.parts;
+  if (address.match(NAT64)) return new ipaddr.IPv4([p6 >> 8, p6 & 0xff, p7 >> 8, p7 & 0xff]);
+  if (address.match(SIX_TO_FOUR)) return new ipaddr.IPv4([p1 >> 8, p1 & 0xff, p2 >> 8, p2 & 0xff]);
+  return null;
+}
+
+/**
+ * An allow rule, not a list of exclusions: an address is public when it is
+ * globally routable unicast. IPv4: what ipaddr.js calls `unicast`, the range
+ * left once every special one is named (loopback, private, carrier-grade NAT,
+ * link-local, multicast, unspecified, broadcast, the benchmark, documentation
+ * and reserved ranges). IPv6: within 2000::/3, the only block allocated for
+ * global unicast, and `unicast` there too (not Teredo, documentation,
+ * benchmark, ORCHID, ...); an address of a translating form is judged as the
+ * IPv4 address it reaches. Everything else is refused, the IPv4-compatible
+ * `::a.b.c.d` (deprecated, outside 2000::/3) and NAT64's local-use prefix
+ * among them, whatever they carry.
  */
 export function isPublicAddress(address: string): boolean {
-  if (!ipaddr.isValid(address)) return false;
-  const parsed = ipaddr.parse(address);
-  const judged = parsed instanceof ipaddr.IPv6 && parsed.isIPv4MappedAddress() ? parsed.toIPv4Address() : parsed;
-  return judged.range() === 'unicast';
+  const family = isIP(address);
+  if (family === 4) return ipaddr.IPv4.parse(address).range() === 'unicast';
+  if (family !== 6) return false;
+  let parsed: ipaddr.IPv6;
+  try {
+    // Through its WHATWG hex form: ipaddr.js reads the dotted `::a.b.c.d` (IPv4-compatible, as resolvers
+    // print it) as IPv4-mapped. A zone (`fe80::1%eth0`) is no URL host, and refused.
+    parsed = ipaddr.IPv6.parse(bareHost(new URL(`http://[${address}]/`)));
+  } catch {
+    return false;
+  }
+  const carried = carriedIPv4(parsed);
+  if (carried) return carried.range() === 'unicast';
+  return parsed.match(GLOBAL_UNICAST_IPV6) && parsed.range() === 'unicast';
 }
 
 /** The URL as stored: its WHATWG normal form, so `http://0x7f.1/` is seen as the `127.0.0.1` it is. */
@@ -55,9 +91,6 @@ export function parseWebhookUrl(raw: string, settings: Pick<WebhookSettings, 'al
   if (!url.hostname) throw new WebhookUrlError('url must name a host');
   return url;
 }
-
-/** The host of a URL as a resolver takes it (an IPv6 literal without its brackets). */
-const bareHost = (url: URL) => url.hostname.replace(/^\[(.*)\]$/, '$1');
 
 /**
  * The addresses `url`'s host resolves to, every one of them public unless
