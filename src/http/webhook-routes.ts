@@ -21,6 +21,7 @@ import {
 } from '../webhooks/endpoints.js';
 import type { WebhookSettings } from '../webhooks/settings.js';
 import { guardAdminRoutes, iso, validationMessage } from './admin-routes.js';
+import { untilReplyCloses } from './reply-closed.js';
 import type { AccessDeps } from './request-auth.js';
 
 export interface WebhookRoutesDeps {
@@ -123,13 +124,13 @@ export async function webhookRoutes(app: FastifyInstance, deps: WebhookRoutesDep
   });
 
   // Synchronous: the answer is the attempt's outcome (within the timeout, below the request deadline).
-  app.post('/api/webhooks/:webhook_id/test', async (request) => {
+  app.post('/api/webhooks/:webhook_id/test', async (request, reply) => {
     const { event, outcome } = await sendTestEvent(
       prisma,
       org(request),
       webhookId(request),
       settings,
-      request.signal,
+      untilReplyCloses(reply),
     ).catch(translated);
     return {
       data: {

@@ -11,6 +11,7 @@ import { DEFAULT_CHANGES_LIMIT, MAX_CHANGES_LIMIT } from '../changes/feed.js';
 import type { ChangeWatcher } from '../changes/watcher.js';
 import { createContext, type ServiceConfig } from '../context.js';
 import { badRequest, errors, HttpError } from '../errors.js';
+import { untilReplyCloses } from '../http/reply-closed.js';
 import { type AccessDeps, admitApiKey, readsOf } from '../http/request-auth.js';
 import { CURSOR_EXPIRED, INVALID_CURSOR } from '../schema/change-event.js';
 import { ChangesDocument, runOperation } from './execute.js';
@@ -63,12 +64,11 @@ export async function changesRoute(app: FastifyInstance, deps: ChangesRouteDeps)
       };
       let page = await read();
       const deadline = Date.now() + waitSeconds * 1000;
-      const closed = new AbortController();
-      reply.raw.once('close', () => closed.abort());
-      while (!page.events.length && Date.now() < deadline && !closed.signal.aborted) {
+      const closed = untilReplyCloses(reply);
+      while (!page.events.length && Date.now() < deadline && !closed.aborted) {
         const position = decodeCursor(page.next_cursor, orgId) ?? 0n;
         access.metrics.longPolls.inc();
-        const woken = await watcher.wait(orgId, position, deadline - Date.now(), closed.signal);
+        const woken = await watcher.wait(orgId, position, deadline - Date.now(), closed);
         access.metrics.longPolls.dec();
         if (!woken) break;
         // Woken by a commit on the primary, which a replica may not have replayed yet.

@@ -128,6 +128,26 @@ describe('administration', () => {
     expect((await call('DELETE', `/api/webhooks/${created.id}`, org)).statusCode).toBe(404);
   });
 
+  it('POST /test delivers over a real connection, and answers the outcome', async () => {
+    // Through inject the request never closes; on a socket Node closes it once its body is read, and the
+    // attempt must not be cut off by that.
+    const base = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const hook = await createHook(org, receiver);
+    const before = receiver.received.length;
+    const res = await fetch(new URL(`/api/webhooks/${hook.id}/test`, base), {
+      method: 'POST',
+      headers: { cookie: `session=${org.ownerSession}`, 'content-type': 'application/json' },
+      body: '{}',
+    });
+    const body = await res.json();
+    expect(res.status, JSON.stringify(body)).toBe(200);
+    expect(body.data).toMatchObject({ type: 'webhook.test', delivered: true, status_code: 204, error: null });
+    const received = (await receiver.waitFor(before + 1))[before];
+    expect(received?.verified).toBe(true);
+    expect(received?.event).toMatchObject({ type: 'webhook.test', subject: hook.id });
+    expect((await call('DELETE', `/api/webhooks/${hook.id}`, org)).statusCode).toBe(200);
+  });
+
   it('refuses bad input with a clear 4xx', async () => {
     const cases: [unknown, number, RegExp][] = [
       [{ url: 'not a url' }, 400, /spaces or control/],
@@ -280,6 +300,13 @@ describe('SSRF', () => {
       'http://0x7f.1/',
       'http://0177.0.0.1/',
       'http://017700000001/',
+      'http://[::127.0.0.1]/',
+      'http://[::a9fe:a9fe]/latest/meta-data/',
+      'http://[64:ff9b::7f00:1]/',
+      'http://[2002:7f00:1::]/',
+      'http://[2001:db8::1]/',
+      'http://198.18.0.1/',
+      'http://192.0.2.1/',
     ]) {
       const res = await call('POST', '/api/webhooks', org, { url }, strict);
       expect(res.statusCode, url).toBe(400);
