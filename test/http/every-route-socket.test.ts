@@ -1,0 +1,303 @@
+/**
+ * Every route the app registers, called once through a real listening socket
+ * (not `inject`, which never closes a request nor sends its body over TCP):
+ * the route table is read from Fastify as the app is built (an onRoute hook
+ * on the instance buildApp creates), so a route added without a call here
+ * fails this test. Each call has valid credentials and input and must
+ * answer what the route answers to that, never a 5xx.
+ */
+import type { AddressInfo } from 'node:net';
+import type { RouteOptions } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createMetrics, startMetricsServer } from '../../src/http/metrics.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { type Receiver, startReceiver } from '../helpers/webhook-receiver.js';
+import { doc, docMetric, newTeamOrg, type TeamOrg } from '../registry/support.js';
+
+const registered = vi.hoisted(() => new Set<string>());
+
+vi.mock('fastify', async (importOriginal) => {
+  const actual = await importOriginal<typeof import('fastify')>();
+  const create = ((options?: Parameters<typeof actual.default>[0]) => {
+    const app = actual.default(options);
+    app.addHook('onRoute', (route: RouteOptions) => {
+      for (const method of [route.method].flat()) registered.add(`${method} ${route.url}`);
+    });
+    return app;
+  }) as unknown as typeof actual.default;
+  return { ...actual, default: create, fastify: create };
+});
+
+const ALLOWED_ORIGIN = 'https://dashboards.example';
+let t: TestApp;
+let base: string;
+let org: TeamOrg;
+let receiver: Receiver;
+const metrics = createMetrics();
+
+beforeAll(async () => {
+  t = await startTestApp({
+    metrics,
+    corsOrigins: [ALLOWED_ORIGIN],
+    webhooks: { allowHttp: true, allowPrivateNetworks: true, timeoutMs: 5000 },
+  });
+  base = await t.app.listen({ port: 0, host: '127.0.0.1' });
+  org = await newTeamOrg(t.database.prisma, 'sockets');
+  receiver = await startReceiver();
+});
+afterAll(async () => {
+  await receiver?.close();
+  await t?.close();
+});
+
+interface Call {
+  path: string;
+  init?: RequestInit;
+  /** the answer expected to a valid call */
+  status: number;
+  /** the answer expected to the same call as HEAD, when not `status` */
+  head?: number;
+}
+
+const asKey = () => ({ authorization: `Bearer ${org.key}` });
+const asToken = () => ({ authorization: `Bearer ${org.token}`, 'content-type': 'application/json' });
+const asAdmin = () => ({ cookie: `session=${org.ownerSession}` });
+const json = (method: string, headers: Record<string, string>, body: unknown): RequestInit => ({
+  method,
+  headers,
+  body: JSON.stringify(body),
+});
+
+/** Ids the calls create and later calls use. */
+const made: Record<string, string> = {};
+
+const send = (call: Call): Promise<Response> => fetch(new URL(call.path, base), { redirect: 'manual', ...call.init });
+
+/** The first `prefix...` address a page links to. */
+async function linkedFrom(path: string, prefix: string, init?: RequestInit): Promise<string> {
+  const html = await (await send({ path, init, status: 200 })).text();
+  const found = html.match(new RegExp(`(${prefix}[^"'\\s<>)]+)`));
+  if (!found?.[1]) throw new Error(`${path} links to nothing under ${prefix}`);
+  return found[1];
+}
+
+/**
+ * One call per registered route, in an order where each finds what it needs
+ * (the registry applied before the metric reads, a credential created before
+ * it is revoked). Keys are `METHOD url` as Fastify registered them.
+ */
+const CALLS: [route: string, call: () => Call | Promise<Call>][] = [
+  ['GET /healthz', () => ({ path: '/healthz', status: 200 })],
+  ['GET /readyz', () => ({ path: '/readyz', status: 200 })],
+  ['GET /', () => ({ path: '/', status: 200 })],
+  [
+    'PUT /api/registry',
+    () => ({
+      path: '/api/registry',
+      init: json('PUT', asToken(), doc(org.slug, [docMetric('orders', { lifecycle_status: 'RELEASED' })])),
+      status: 200,
+    }),
+  ],
+  [
+    'POST /api/validations',
+    () => ({
+      path: '/api/validations',
+      init: json('POST', asToken(), {
+        results: [{ metric_key: 'orders', ran_at: new Date().toISOString(), status: 'passed', source: 'ci' }],
+      }),
+      status: 200,
+    }),
+  ],
+  ['GET /api/v1/metrics', () => ({ path: '/api/v1/metrics', init: { headers: asKey() }, status: 200 })],
+  [
+    'GET /api/v1/metrics/:id',
+    () => ({ path: `/api/v1/metrics/${made.metric}`, init: { headers: asKey() }, status: 200 }),
+  ],
+  [
+    'GET /api/v1/metrics/:id/contract',
+    () => ({ path: `/api/v1/metrics/${made.metric}/contract`, init: { headers: asKey() }, status: 200 }),
+  ],
+  ['GET /api/v1/changes', () => ({ path: '/api/v1/changes', init: { headers: asKey() }, status: 200 })],
+  ['GET /api/v1/openapi.json', () => ({ path: '/api/v1/openapi.json', status: 200 })],
+  [
+    'POST /api/api-keys',
+    () => ({
+      path: '/api/api-keys',
+      init: json('POST', { ...asAdmin(), 'content-type': 'application/json' }, { name: 'socket' }),
+      status: 201,
+    }),
+  ],
+  ['GET /api/api-keys', () => ({ path: '/api/api-keys', init: { headers: asAdmin() }, status: 200 })],
+  [
+    'DELETE /api/api-keys/:key_id',
+    () => ({ path: `/api/api-keys/${made.apiKey}`, init: { method: 'DELETE', headers: asAdmin() }, status: 200 }),
+  ],
+  [
+    'POST /api/service-tokens',
+    () => ({
+      path: '/api/service-tokens',
+      init: json(
+        'POST',
+        { ...asAdmin(), 'content-type': 'application/json' },
+        { name: 'socket', scopes: ['registry:write'] },
+      ),
+      status: 201,
+    }),
+  ],
+  ['GET /api/service-tokens', () => ({ path: '/api/service-tokens', init: { headers: asAdmin() }, status: 200 })],
+  [
+    'DELETE /api/service-tokens/:token_id',
+    () => ({
+      path: `/api/service-tokens/${made.serviceToken}`,
+      init: { method: 'DELETE', headers: asAdmin() },
+      status: 200,
+    }),
+  ],
+  [
+    'POST /api/webhooks',
+    () => ({
+      path: '/api/webhooks',
+      init: json('POST', { ...asAdmin(), 'content-type': 'application/json' }, { url: receiver.url }),
+      status: 201,
+    }),
+  ],
+  ['GET /api/webhooks', () => ({ path: '/api/webhooks', init: { headers: asAdmin() }, status: 200 })],
+  [
+    'POST /api/webhooks/:webhook_id/test',
+    () => ({
+      path: `/api/webhooks/${made.webhook}/test`,
+      init: json('POST', { ...asAdmin(), 'content-type': 'application/json' }, {}),
+      status: 200,
+    }),
+  ],
+  [
+    'GET /api/webhooks/:webhook_id/deliveries',
+    () => ({ path: `/api/webhooks/${made.webhook}/deliveries`, init: { headers: asAdmin() }, status: 200 }),
+  ],
+  [
+    'POST /api/webhooks/:webhook_id/enable',
+    () => ({
+      path: `/api/webhooks/${made.webhook}/enable`,
+      init: json('POST', { ...asAdmin(), 'content-type': 'application/json' }, {}),
+      status: 200,
+    }),
+  ],
+  [
+    'DELETE /api/webhooks/:webhook_id',
+    () => ({ path: `/api/webhooks/${made.webhook}`, init: { method: 'DELETE', headers: asAdmin() }, status: 200 }),
+  ],
+  ['GET /docs', () => ({ path: '/docs', status: 200 })],
+  ['GET /docs/', () => ({ path: '/docs/', status: 301 })],
+  ['GET /docs/js/scalar.js', () => ({ path: '/docs/js/scalar.js', status: 200 })],
+  ['GET /docs/js/:file', async () => ({ path: await linkedFrom('/docs', '/docs/js/'), status: 200 })],
+  [
+    'GET /graphiql/*',
+    async () => ({
+      path: await linkedFrom('/graphql', '/graphiql/', { headers: { accept: 'text/html' } }),
+      status: 200,
+    }),
+  ],
+  [
+    'GET /graphql',
+    () => ({
+      path: `/graphql?query=${encodeURIComponent('{ metrics { items { key } } }')}`,
+      init: { headers: asKey() },
+      status: 200,
+      // GraphQL over HTTP runs operations on GET and POST only.
+      head: 405,
+    }),
+  ],
+  [
+    'POST /graphql',
+    () => ({
+      path: '/graphql',
+      init: json('POST', { ...asKey(), 'content-type': 'application/json' }, { query: '{ changes { nextCursor } }' }),
+      status: 200,
+    }),
+  ],
+  [
+    'OPTIONS /graphql',
+    () => ({
+      path: '/graphql',
+      init: {
+        method: 'OPTIONS',
+        headers: { origin: ALLOWED_ORIGIN, 'access-control-request-method': 'POST' },
+      },
+      status: 204,
+    }),
+  ],
+  [
+    'POST /mcp',
+    () => ({
+      path: '/mcp',
+      init: json(
+        'POST',
+        { ...asKey(), 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        {
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'socket', version: '1' } },
+        },
+      ),
+      status: 200,
+    }),
+  ],
+  ['GET /mcp', () => ({ path: '/mcp', init: { headers: asKey() }, status: 405 })],
+  ['DELETE /mcp', () => ({ path: '/mcp', init: { method: 'DELETE', headers: asKey() }, status: 405 })],
+];
+
+/** What a call's answer gives later calls. */
+async function remember(route: string, res: Response): Promise<void> {
+  if (route === 'GET /api/v1/metrics') made.metric = (await res.clone().json()).data[0].id;
+  const id = async () => (await res.clone().json()).data.id as string;
+  if (route === 'POST /api/api-keys') made.apiKey = await id();
+  if (route === 'POST /api/service-tokens') made.serviceToken = await id();
+  if (route === 'POST /api/webhooks') {
+    const { data } = await res.clone().json();
+    made.webhook = data.id;
+    receiver.secret = data.secret;
+  }
+}
+
+describe('every route through a listening socket', () => {
+  it('the calls name exactly the routes the app registers (HEAD: each GET route again)', () => {
+    const named = new Set(CALLS.map(([route]) => route));
+    const routes = [...registered].filter((route) => !route.startsWith('HEAD '));
+    expect(routes.length).toBeGreaterThan(20);
+    expect(routes.filter((route) => !named.has(route)).sort(), 'routes without a socket call').toEqual([]);
+    expect([...named].filter((route) => !registered.has(route)).sort(), 'calls of no route').toEqual([]);
+    for (const route of registered) {
+      if (route.startsWith('HEAD ')) expect(named.has(route.replace(/^HEAD/, 'GET')), route).toBe(true);
+    }
+  });
+
+  it('each answers its valid call as it should over TCP, and HEAD as GET does', async () => {
+    for (const [route, make] of CALLS) {
+      const call = await make();
+      const res = await send(call);
+      const body = await res.clone().text();
+      expect(res.status, `${route}: ${body.slice(0, 300)}`).toBe(call.status);
+      await remember(route, res);
+      if (route.startsWith('GET ') && registered.has(route.replace(/^GET/, 'HEAD'))) {
+        const head = await send({ ...call, init: { ...call.init, method: 'HEAD' } });
+        expect(head.status, `HEAD of ${route}`).toBe(call.head ?? call.status);
+        expect(await head.text(), `HEAD of ${route}`).toBe('');
+      }
+    }
+    // What the webhook test sent reached the receiver over its own connection.
+    expect((await receiver.waitFor(1))[0]?.verified).toBe(true);
+  });
+
+  it('the Prometheus listener (METRICS_PORT) answers GET /metrics', async () => {
+    const server = await startMetricsServer(metrics, 0, '127.0.0.1');
+    try {
+      const { port } = server.address() as AddressInfo;
+      const res = await fetch(`http://127.0.0.1:${port}/metrics`);
+      expect(res.status).toBe(200);
+      expect(await res.text()).toContain('http_request_duration_seconds');
+    } finally {
+      server.close();
+    }
+  });
+});
