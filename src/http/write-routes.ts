@@ -16,6 +16,12 @@ import { RegistryError } from '../registry/registry-error.js';
 import { readRegistrySource, SOURCE_FORMATS, type SourceFormat } from '../registry/source.js';
 import { describeTextProblem, parseDocumentText } from '../registry/text.js';
 import { parseValidationBatch, recordValidations } from '../registry/validations.js';
+import {
+  RegistryBusyError,
+  type RegistryWriteQueue,
+  type RegistryWriter,
+  WritesBusyError,
+} from '../registry/write-queue.js';
 import { rejectCrossOrigin } from './cross-origin.js';
 import { clientErrorHandler } from './error-reply.js';
 import { firstHeader } from './headers.js';
@@ -26,6 +32,8 @@ export interface WriteRoutesDeps {
   config: ServiceConfig;
   /** told of each commit, so that this instance's waiting long-polls answer at once */
   watcher: ChangeWatcher;
+  /** applies and validation results of an organization take turns through it */
+  writeQueue: RegistryWriteQueue;
 }
 
 /** A registry document of 10,000 metrics is a few MiB; this leaves room and still bounds one request. */
@@ -62,8 +70,23 @@ function booleanQuery(request: FastifyRequest, name: string): boolean {
   throw new HttpError(badRequest(`${name} must be true or false`));
 }
 
+function writerOf(principal: Principal, write: RegistryWriter['write']): RegistryWriter {
+  if (principal.kind === 'service_token') return { write, by: { kind: 'service_token', id: principal.tokenId } };
+  if (principal.kind === 'session') return { write, by: { kind: 'user', id: principal.userId } };
+  throw new Error('a read API key reached a write route');
+}
+
+/** A writer that waited its turn for as long as it may. */
+function busyResponse(error: unknown): unknown {
+  if (error instanceof RegistryBusyError) {
+    return new HttpError(errors.registryBusy(error.holder, error.since, error.retryAfterSeconds));
+  }
+  if (error instanceof WritesBusyError) return new HttpError(errors.writesBusy(error.retryAfterSeconds));
+  return error;
+}
+
 export async function writeRoutes(app: FastifyInstance, deps: WriteRoutesDeps) {
-  const { access, config, watcher } = deps;
+  const { access, config, watcher, writeQueue } = deps;
   const principals = new WeakMap<FastifyRequest, Principal>();
 
   /**
@@ -119,17 +142,18 @@ export async function writeRoutes(app: FastifyInstance, deps: WriteRoutesDeps) {
         throw new HttpError(errors.otherOrganization(document.organization, principal.org.slug));
       }
       try {
-        const { plan, applied, events } = await applyRegistryDocument(access.prisma, principal.org.id, document, {
-          dryRun,
-          prune,
-          trust: config.trust,
-        });
+        const apply = () =>
+          applyRegistryDocument(access.prisma, principal.org.id, document, { dryRun, prune, trust: config.trust });
+        // A dry run takes no lock: it reads the registry as any reader does.
+        const { plan, applied, events } = dryRun
+          ? await apply()
+          : await writeQueue.run(principal.org.id, writerOf(principal, 'apply'), apply);
         if (!dryRun) await noteOrganizationWrite(access, request, principal.org.id);
         if (events) watcher.poke(principal.org.id);
         return { data: { plan: plan.entries, totals: plan.totals, dry_run: dryRun, applied } };
       } catch (error) {
         if (error instanceof RegistryError) throw problemsResponse(error.lines(locate));
-        throw error;
+        throw busyResponse(error);
       }
     },
   });
@@ -150,15 +174,17 @@ export async function writeRoutes(app: FastifyInstance, deps: WriteRoutesDeps) {
       if (!parsedText.ok) throw problemsResponse(parsedText.problems.map(describeTextProblem));
       try {
         const batch = parseValidationBatch(parsedText.value);
-        const { recorded, duplicates, events } = await recordValidations(access.prisma, principal.org.id, batch, {
-          trust: config.trust,
-        });
+        const { recorded, duplicates, events } = await writeQueue.run(
+          principal.org.id,
+          writerOf(principal, 'validations'),
+          () => recordValidations(access.prisma, principal.org.id, batch, { trust: config.trust }),
+        );
         await noteOrganizationWrite(access, request, principal.org.id);
         if (events) watcher.poke(principal.org.id);
         return { data: { recorded, duplicates } };
       } catch (error) {
         if (error instanceof RegistryError) throw problemsResponse(error.lines());
-        throw error;
+        throw busyResponse(error);
       }
     },
   });
