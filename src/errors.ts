@@ -62,6 +62,13 @@ export const errors = {
   jsonContentTypeRequired: plain(415, 'Content-Type must be application/json'),
   documentContentTypeRequired: plain(415, 'Content-Type must be application/json or application/yaml'),
   bodyTooLarge: plain(413, 'Request body is too large'),
+  /** a query parameter a write route does not take (src/rest/query.ts) */
+  unknownQueryParameter: (name: string, known: readonly string[]) =>
+    plain(
+      400,
+      `unknown query parameter ${JSON.stringify(name)}: ` +
+        (known.length ? `this route takes ${known.join(', ')}` : 'this route takes none'),
+    ),
   /** a registry document for another organization than the caller's */
   otherOrganization: (named: string, own: string) =>
     plain(403, `the document's organization "${named}" is not the caller's organization (${own})`),

@@ -22,6 +22,7 @@ import {
   type RegistryWriter,
   WritesBusyError,
 } from '../registry/write-queue.js';
+import { type Query, rejectUnknownParameters } from '../rest/query.js';
 import { rejectCrossOrigin } from './cross-origin.js';
 import { clientErrorHandler } from './error-reply.js';
 import { firstHeader } from './headers.js';
@@ -35,6 +36,9 @@ export interface WriteRoutesDeps {
   /** applies and validation results of an organization take turns through it */
   writeQueue: RegistryWriteQueue;
 }
+
+/** The query parameters of PUT /api/registry; any other is refused before the body is read. */
+export const APPLY_PARAMETERS = ['dry_run', 'prune', 'format', 'default_lifecycle', 'allow_removals'] as const;
 
 /** A registry document of 10,000 metrics is a few MiB; this leaves room and still bounds one request. */
 export const REGISTRY_BODY_LIMIT = 16 * 1024 * 1024;
@@ -120,6 +124,7 @@ export async function writeRoutes(app: FastifyInstance, deps: WriteRoutesDeps) {
     handlerTimeout: WRITE_DEADLINE_MS,
     onRequest: async (request, reply) => {
       principals.set(request, await admitWriter(request, reply, 'registry:write'));
+      rejectUnknownParameters(request.query as Query, APPLY_PARAMETERS);
       const type = mediaType(request);
       if (!type || ![...JSON_TYPES, ...YAML_TYPES].includes(type)) {
         throw new HttpError(errors.documentContentTypeRequired);
@@ -166,6 +171,7 @@ export async function writeRoutes(app: FastifyInstance, deps: WriteRoutesDeps) {
     handlerTimeout: WRITE_DEADLINE_MS,
     onRequest: async (request, reply) => {
       principals.set(request, await admitWriter(request, reply, 'validations:write'));
+      rejectUnknownParameters(request.query as Query, []);
       if (mediaType(request) !== 'application/json') throw new HttpError(errors.jsonContentTypeRequired);
     },
     handler: async (request) => {
