@@ -35,7 +35,8 @@ export interface ApplyScenario {
   detail: { alone: LoadResult; duringApply: LoadResult; appliesDuring: number; ratio: number };
 }
 
-async function organizationWithToken(databaseUrl: string, slug: string): Promise<string> {
+/** A new organization and a service token of it that writes its registry. */
+export async function organizationWithToken(databaseUrl: string, slug: string): Promise<string> {
   const database = await openDatabase({ kind: 'postgres', url: databaseUrl }, { poolSize: 1 });
   try {
     await createOrganization(database.prisma, { slug, name: slug });

@@ -2,12 +2,14 @@
  * npm run bench -- [--metrics 10000] [--connections 32] [--duration 10] [--rounds 3]
  *                  [--routes list,list-304,search,search-cold,search-written,detail,detail-304,contract,graphql]
  *                  [--quick] [--keep] [--profile <route>] [--apply-metrics 10000 | --skip-apply] [--skip-changes]
+ *                  [--queue-metrics 2000 | --skip-queue]
  *
  * Builds the service (`npm run build`), creates bench_<timestamp> on BENCH_DATABASE_URL's server,
  * migrates and seeds it, starts the service (compiled, as in production: dist/server.js), the
  * floor (bench/floor.ts) and, for the GraphQL dashboard, PostGraphile (bench/postgraphile.ts) as
  * child processes, checks that they answer the same, then loads them in turn (A B A B ..., A B C
- * for graphql), then runs the apply scenario (bench/apply.ts) and the change-feed scenario with three
+ * for graphql), then runs the apply scenario (bench/apply.ts), the queued-applies scenario
+ * (bench/queued-applies.ts: another organization's reads beside 10 concurrent applies) and the change-feed scenario with three
  * instances (bench/changes.ts), and writes bench/results/<date>.json.
  */
 import { spawnSync } from 'node:child_process';
@@ -34,6 +36,7 @@ import {
 import { COMPUTED_COLUMNS } from './postgraphile.js';
 import { cpuMs, memoryMb, projectRoot, type Started, startNode, withPeakRss } from './processes.js';
 import { type ProfileSummary, summarizeProfile } from './profile.js';
+import { runQueuedAppliesScenario } from './queued-applies.js';
 import { buildReport, median, printReport, type RouteResults } from './report.js';
 import { seed } from './seed.js';
 
@@ -50,6 +53,8 @@ const { values: args } = parseArgs({
     'apply-metrics': { type: 'string', default: '10000' },
     'skip-apply': { type: 'boolean', default: false },
     'skip-changes': { type: 'boolean', default: false },
+    'queue-metrics': { type: 'string', default: '2000' },
+    'skip-queue': { type: 'boolean', default: false },
   },
 });
 
@@ -283,6 +288,15 @@ async function main() {
           duration,
           log,
         });
+    const queuedApplies = args['skip-queue']
+      ? null
+      : await runQueuedAppliesScenario(timed, databaseUrl, {
+          metrics: Number(args['queue-metrics']),
+          apiKey: data.apiKey,
+          read: routeRequest('detail', data.metricIds),
+          duration,
+          log,
+        });
     let changes = null;
     if (!args['skip-changes']) {
       // Two more instances beside this one: the feed's long-polls and commits cross instances.
@@ -350,6 +364,7 @@ async function main() {
       },
       ...report,
       apply,
+      queuedApplies,
       changes,
       raw: results,
       profile,

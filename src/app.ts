@@ -37,6 +37,12 @@ import type { KeyRateLimiter } from './limits/key-rate-limiter.js';
 import { mcpRoutes } from './mcp/route.js';
 import { createReadCache, type ReadCache } from './metric/read-cache.js';
 import { openApiRoutes } from './openapi/routes.js';
+import {
+  createRegistryWriteQueue,
+  DEFAULT_REGISTRY_WRITE_SETTINGS,
+  type RegistryWriteSettings,
+  writeConnections,
+} from './registry/write-queue.js';
 import { changesRoute } from './rest/changes-route.js';
 import { restRoutes } from './rest/routes.js';
 import {
@@ -81,6 +87,8 @@ export interface AppOptions {
     webhooks?: Partial<WebhookSettings>;
     /** the webhook delivery worker (src/webhooks/worker.ts), run by this app while it is open; unset: not run */
     webhookWorker?: Partial<WebhookWorkerSettings>;
+    /** how registry writes queue (src/registry/write-queue.ts); default DEFAULT_REGISTRY_WRITE_SETTINGS, a quarter of the pool */
+    registryWrites?: Partial<RegistryWriteSettings>;
   };
   rateLimiter: KeyRateLimiter;
   logger?: FastifyBaseLogger;
@@ -240,7 +248,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(changesRoute, { access, config, watcher });
   await app.register(apiKeyRoutes, { access });
   await app.register(webhookRoutes, { access, settings: webhookSettings });
-  await app.register(writeRoutes, { access, config, watcher });
+  const writeQueue = createRegistryWriteQueue(prisma, {
+    ...DEFAULT_REGISTRY_WRITE_SETTINGS,
+    connections: writeConnections(database.connections),
+    ...config.registryWrites,
+  });
+  await app.register(writeRoutes, { access, config, watcher, writeQueue });
   await app.register(openApiRoutes, { access });
   await app.register(graphiqlRoutes, { access });
   await app.register(rootRoute, { access });

@@ -9,6 +9,8 @@ export interface ErrorResponse {
   body: { error: string; details?: string[] } | { error: { code: string; message: string } };
   /** a 401's `WWW-Authenticate` challenge (RFC 9110 section 11.6.1, RFC 6750 section 3) */
   challenge?: string;
+  /** whole seconds to wait before trying again (`Retry-After`) */
+  retryAfter?: number;
 }
 
 function plain(status: number, message: string): ErrorResponse {
@@ -60,6 +62,13 @@ export const errors = {
   jsonContentTypeRequired: plain(415, 'Content-Type must be application/json'),
   documentContentTypeRequired: plain(415, 'Content-Type must be application/json or application/yaml'),
   bodyTooLarge: plain(413, 'Request body is too large'),
+  /** a query parameter a write route does not take (src/rest/query.ts) */
+  unknownQueryParameter: (name: string, known: readonly string[]) =>
+    plain(
+      400,
+      `unknown query parameter ${JSON.stringify(name)}: ` +
+        (known.length ? `this route takes ${known.join(', ')}` : 'this route takes none'),
+    ),
   /** a registry document for another organization than the caller's */
   otherOrganization: (named: string, own: string) =>
     plain(403, `the document's organization "${named}" is not the caller's organization (${own})`),
@@ -67,6 +76,24 @@ export const errors = {
   /** a change-feed cursor whose following events retention removed (src/changes/feed.ts says why) */
   cursorExpired: (message: string) => plain(410, message),
   internal: plain(500, 'Internal server error'),
+  /**
+   * A write of a registry another writer has been writing for longer than a write may wait, or
+   * with as many writers waiting as may (src/registry/write-queue.ts): 409 rather than 429, since
+   * it is the organization's registry that is busy, not the caller that asks too often.
+   */
+  registryBusy: (holder: string, since: Date | null, retryAfter: number): ErrorResponse => ({
+    ...plain(
+      409,
+      `${holder.charAt(0).toUpperCase()}${holder.slice(1)}${since ? ` (started ${since.toISOString()})` : ''} is in progress for this organization, ` +
+        'and the writes queued behind it may wait no longer: retry after it has ended',
+    ),
+    retryAfter,
+  }),
+  /** every connection registry writes may hold on this instance was held for longer than a write may wait */
+  writesBusy: (retryAfter: number): ErrorResponse => ({
+    ...plain(503, 'Registry writes are busy on this instance: retry shortly'),
+    retryAfter,
+  }),
   /** a free-text input past its documented bound (src/metric/input.ts); never cut short */
   inputTooLong: (name: string, max: number) => plain(400, `${name} must be at most ${max} characters`),
   tooManyWords: (name: string, max: number) => plain(400, `${name} must be at most ${max} words`),

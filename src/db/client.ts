@@ -20,6 +20,8 @@ export interface Database {
   /** the read replicas (DATABASE_REPLICA_URLS, PostgreSQL only); null: none */
   replicas: ReplicaSet | null;
   target: DatabaseTarget;
+  /** connections of the primary's pool (the embedded database: its one) */
+  connections: number;
   description: string;
   close(): Promise<void>;
 }
@@ -69,6 +71,7 @@ export async function openDatabase(
       : sqlReader(driver),
     replicas,
     target,
+    connections: adapter.pool?.options.max ?? 1,
     description: describeTarget(target),
     migrationLog,
     settingsNotice,

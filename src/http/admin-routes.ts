@@ -19,6 +19,7 @@ import { AGENT_CONTRACT_SCOPES, isAgentContractPair } from '../auth/scopes.js';
 import type { Principal } from '../context.js';
 import { badRequest, errors, HttpError } from '../errors.js';
 import { storableText, UNSTORABLE_TEXT } from '../metric/input.js';
+import { type Query, rejectUnknownParameters } from '../rest/query.js';
 import { rejectCrossOrigin } from './cross-origin.js';
 import { clientErrorHandler } from './error-reply.js';
 import { firstHeader } from './headers.js';
@@ -108,6 +109,8 @@ export function guardAdminRoutes(
   app.addHook('onRequest', async (request, reply) => {
     rejectCrossSite(request);
     principals.set(request, await admitAdminSession(access, request, reply));
+    // No write of these routes takes a query parameter.
+    if (request.method !== 'GET' && request.method !== 'HEAD') rejectUnknownParameters(request.query as Query, []);
     requireJsonBody(request);
   });
 

@@ -9,6 +9,7 @@ import { errors, HttpError } from '../errors.js';
 
 export function sendHttpError(reply: FastifyReply, error: HttpError): FastifyReply {
   if (error.response.challenge) reply.header('WWW-Authenticate', error.response.challenge);
+  if (error.response.retryAfter) reply.header('Retry-After', error.response.retryAfter);
   return reply.status(error.response.status).send(error.response.body);
 }
 

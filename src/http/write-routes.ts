@@ -16,6 +16,13 @@ import { RegistryError } from '../registry/registry-error.js';
 import { readRegistrySource, SOURCE_FORMATS, type SourceFormat } from '../registry/source.js';
 import { describeTextProblem, parseDocumentText } from '../registry/text.js';
 import { parseValidationBatch, recordValidations } from '../registry/validations.js';
+import {
+  RegistryBusyError,
+  type RegistryWriteQueue,
+  type RegistryWriter,
+  WritesBusyError,
+} from '../registry/write-queue.js';
+import { type Query, rejectUnknownParameters } from '../rest/query.js';
 import { rejectCrossOrigin } from './cross-origin.js';
 import { clientErrorHandler } from './error-reply.js';
 import { firstHeader } from './headers.js';
@@ -26,7 +33,12 @@ export interface WriteRoutesDeps {
   config: ServiceConfig;
   /** told of each commit, so that this instance's waiting long-polls answer at once */
   watcher: ChangeWatcher;
+  /** applies and validation results of an organization take turns through it */
+  writeQueue: RegistryWriteQueue;
 }
+
+/** The query parameters of PUT /api/registry; any other is refused before the body is read. */
+export const APPLY_PARAMETERS = ['dry_run', 'prune', 'format', 'default_lifecycle', 'allow_removals'] as const;
 
 /** A registry document of 10,000 metrics is a few MiB; this leaves room and still bounds one request. */
 export const REGISTRY_BODY_LIMIT = 16 * 1024 * 1024;
@@ -62,8 +74,23 @@ function booleanQuery(request: FastifyRequest, name: string): boolean {
   throw new HttpError(badRequest(`${name} must be true or false`));
 }
 
+function writerOf(principal: Principal, write: RegistryWriter['write']): RegistryWriter {
+  if (principal.kind === 'service_token') return { write, by: { kind: 'service_token', id: principal.tokenId } };
+  if (principal.kind === 'session') return { write, by: { kind: 'user', id: principal.userId } };
+  throw new Error('a read API key reached a write route');
+}
+
+/** A writer that waited its turn for as long as it may. */
+function busyResponse(error: unknown): unknown {
+  if (error instanceof RegistryBusyError) {
+    return new HttpError(errors.registryBusy(error.holder, error.since, error.retryAfterSeconds));
+  }
+  if (error instanceof WritesBusyError) return new HttpError(errors.writesBusy(error.retryAfterSeconds));
+  return error;
+}
+
 export async function writeRoutes(app: FastifyInstance, deps: WriteRoutesDeps) {
-  const { access, config, watcher } = deps;
+  const { access, config, watcher, writeQueue } = deps;
   const principals = new WeakMap<FastifyRequest, Principal>();
 
   /**
@@ -97,6 +124,7 @@ export async function writeRoutes(app: FastifyInstance, deps: WriteRoutesDeps) {
     handlerTimeout: WRITE_DEADLINE_MS,
     onRequest: async (request, reply) => {
       principals.set(request, await admitWriter(request, reply, 'registry:write'));
+      rejectUnknownParameters(request.query as Query, APPLY_PARAMETERS);
       const type = mediaType(request);
       if (!type || ![...JSON_TYPES, ...YAML_TYPES].includes(type)) {
         throw new HttpError(errors.documentContentTypeRequired);
@@ -119,17 +147,18 @@ export async function writeRoutes(app: FastifyInstance, deps: WriteRoutesDeps) {
         throw new HttpError(errors.otherOrganization(document.organization, principal.org.slug));
       }
       try {
-        const { plan, applied, events } = await applyRegistryDocument(access.prisma, principal.org.id, document, {
-          dryRun,
-          prune,
-          trust: config.trust,
-        });
+        const apply = () =>
+          applyRegistryDocument(access.prisma, principal.org.id, document, { dryRun, prune, trust: config.trust });
+        // A dry run takes no lock: it reads the registry as any reader does.
+        const { plan, applied, events } = dryRun
+          ? await apply()
+          : await writeQueue.run(principal.org.id, writerOf(principal, 'apply'), apply);
         if (!dryRun) await noteOrganizationWrite(access, request, principal.org.id);
         if (events) watcher.poke(principal.org.id);
         return { data: { plan: plan.entries, totals: plan.totals, dry_run: dryRun, applied } };
       } catch (error) {
         if (error instanceof RegistryError) throw problemsResponse(error.lines(locate));
-        throw error;
+        throw busyResponse(error);
       }
     },
   });
@@ -142,6 +171,7 @@ export async function writeRoutes(app: FastifyInstance, deps: WriteRoutesDeps) {
     handlerTimeout: WRITE_DEADLINE_MS,
     onRequest: async (request, reply) => {
       principals.set(request, await admitWriter(request, reply, 'validations:write'));
+      rejectUnknownParameters(request.query as Query, []);
       if (mediaType(request) !== 'application/json') throw new HttpError(errors.jsonContentTypeRequired);
     },
     handler: async (request) => {
@@ -150,15 +180,17 @@ export async function writeRoutes(app: FastifyInstance, deps: WriteRoutesDeps) {
       if (!parsedText.ok) throw problemsResponse(parsedText.problems.map(describeTextProblem));
       try {
         const batch = parseValidationBatch(parsedText.value);
-        const { recorded, duplicates, events } = await recordValidations(access.prisma, principal.org.id, batch, {
-          trust: config.trust,
-        });
+        const { recorded, duplicates, events } = await writeQueue.run(
+          principal.org.id,
+          writerOf(principal, 'validations'),
+          () => recordValidations(access.prisma, principal.org.id, batch, { trust: config.trust }),
+        );
         await noteOrganizationWrite(access, request, principal.org.id);
         if (events) watcher.poke(principal.org.id);
         return { data: { recorded, duplicates } };
       } catch (error) {
         if (error instanceof RegistryError) throw problemsResponse(error.lines());
-        throw error;
+        throw busyResponse(error);
       }
     },
   });

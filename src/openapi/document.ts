@@ -8,11 +8,12 @@
 import { DEFAULT_CHANGES_LIMIT, ExpiredCursorError, MAX_CHANGES_LIMIT } from '../changes/feed.js';
 import { badRequest, documentProblems, type ErrorResponse, errors } from '../errors.js';
 import { LifecycleStatus } from '../generated/prisma/enums.js';
-import { REGISTRY_BODY_LIMIT } from '../http/write-routes.js';
+import { APPLY_PARAMETERS, REGISTRY_BODY_LIMIT } from '../http/write-routes.js';
 import { MAX_DOCUMENT_METRICS } from '../registry/document.js';
 import { SOURCE_FORMATS } from '../registry/source.js';
 import { MAX_DEPTH } from '../registry/text.js';
 import { MAX_VALIDATION_RESULTS } from '../registry/validations.js';
+import { DEFAULT_REGISTRY_WRITE_SETTINGS } from '../registry/write-queue.js';
 import { MAX_WAIT_SECONDS } from '../rest/changes-route.js';
 import { MAX_WEBHOOKS_PER_ORGANIZATION } from '../webhooks/endpoints.js';
 import {
@@ -97,6 +98,41 @@ const writerDescription = (scope: string) =>
   'nor a service token on the read routes, `/graphql` or `/mcp`. Service tokens have their own rate limit ' +
   '(`SERVICE_TOKEN_RATE_LIMIT_PER_MINUTE`); a session spends its user’s.';
 
+/** How the writes of one organization take turns (src/registry/write-queue.ts), said on each write route. */
+const writeQueueDescription =
+  'Writes of one organization’s registry (applies, validation results) take turns: one waiting for another ' +
+  'holds no database connection, on this instance or across instances, and the registry writes of an instance ' +
+  'hold at most a quarter of its database pool, so that reads keep the rest. A write that would wait more than ' +
+  `${DEFAULT_REGISTRY_WRITE_SETTINGS.maxWaitMs / 1000} s, or find ${DEFAULT_REGISTRY_WRITE_SETTINGS.maxQueued} ` +
+  'writes of the organization waiting on its instance, is 409 with `Retry-After`, naming the write in progress ' +
+  '(what it is, who started it and when); nothing is written.\n\n' +
+  'A query parameter the route does not take is 400 naming it, answered before the body is read: a misspelt ' +
+  'flag never writes as if it were not there.';
+
+const registryBusyExample = errors.registryBusy(
+  'an apply by service token "CI"',
+  new Date('2026-03-01T12:00:00.000Z'),
+  12,
+);
+
+/** 409 and 503 of a write that waited its turn for as long as it may. */
+const writeQueueResponses = {
+  '409': errorResponse(
+    'Another write of the organization’s registry has been in progress for longer than a write may wait ' +
+      `(${DEFAULT_REGISTRY_WRITE_SETTINGS.maxWaitMs / 1000} s), or ${DEFAULT_REGISTRY_WRITE_SETTINGS.maxQueued} ` +
+      'writes of the organization wait on this instance already; the message names the write in progress. ' +
+      '`Retry-After`: about as long as it has run so far, 1 to 60 s. Nothing is written.',
+    { ...rateLimitHeaders, 'Retry-After': ref('headers', 'Retry-After') },
+    registryBusyExample,
+  ),
+  '503': errorResponse(
+    'The connections this instance’s registry writes may hold were all held for longer than a write may wait. ' +
+      'Nothing is written.',
+    { ...rateLimitHeaders, 'Retry-After': ref('headers', 'Retry-After') },
+    errors.writesBusy(1),
+  ),
+};
+
 const writerForbidden = (description: string, ...more: ErrorResponse[]) =>
   errorResponse(
     `A signed-in member or viewer (not an admin or owner), a cross-site request, or a service token without the ` +
@@ -140,6 +176,7 @@ const registryDescription =
   `the service's ${DEFAULT_BODY_LIMIT / MiB} MiB). YAML is read as data only: anchors, aliases, merge keys ` +
   `(\`<<\`), explicit tags, duplicate keys, several documents in one stream and nesting deeper than ${MAX_DEPTH} ` +
   'levels are refused (400), never expanded; the same depth bounds a JSON document.\n\n' +
+  `${writeQueueDescription}\n\n` +
   `${writerDescription('registry:write')}`;
 
 /** The body of PUT /api/registry: a registry document, or with `format=dbt|osi` a file of that tool. */
@@ -431,8 +468,9 @@ function buildPaths() {
           },
           '400': problemsResponse(
             'The body is not valid JSON or YAML (or YAML beyond plain data), a dbt or OSI file cannot be ' +
-              'imported, the document breaks a rule (every problem is reported, each naming its place), or a ' +
-              'query parameter has a value it does not take. Nothing is written.',
+              'imported, the document breaks a rule (every problem is reported, each naming its place), a ' +
+              'query parameter has a value it does not take, or the route takes no such query parameter. ' +
+              'Nothing is written.',
             rateLimitHeaders,
             documentProblems([
               'metrics[0].lifecycle_status (line 11, column 23): Invalid option: expected one of ' +
@@ -447,6 +485,7 @@ function buildPaths() {
             documentProblems(['line 3, column 3: anchors (&d) are not allowed']),
             badRequest('dry_run must be true or false'),
             badRequest(`format must be one of ${SOURCE_FORMATS.join(', ')}`),
+            errors.unknownQueryParameter('check', APPLY_PARAMETERS),
           ),
           '401': ref('responses', 'WriterUnauthorized'),
           '403': writerForbidden(
@@ -459,6 +498,7 @@ function buildPaths() {
             rateLimitHeaders,
             writeRouteErrors.registryContentType,
           ),
+          ...writeQueueResponses,
           '429': ref('responses', 'RateLimited'),
           '500': ref('responses', 'InternalError'),
         },
@@ -475,6 +515,7 @@ function buildPaths() {
           'unknown `metric_key` and nothing is recorded. A result already recorded (same metric, `ran_at` and ' +
           '`source`) is not recorded twice. The contract’s `last_validated_at` and the trust verdict follow at once: ' +
           'a metric whose latest validation failed is `use_with_caution` with the reason `failed_validation`.\n\n' +
+          `${writeQueueDescription}\n\n` +
           writerDescription('validations:write'),
         security: writer('validations:write'),
         requestBody: {
@@ -489,7 +530,8 @@ function buildPaths() {
           ),
           '400': problemsResponse(
             'The body is not JSON, or a result is not valid or names no metric of the organization (every problem ' +
-              'is reported, each naming its place). Nothing is recorded.',
+              'is reported, each naming its place), or a query parameter was sent (the route takes none). Nothing ' +
+              'is recorded.',
             rateLimitHeaders,
             documentProblems([
               'results[0].metric_key: no metric with key "net_revenue_retentoin" in this organization',
@@ -498,11 +540,13 @@ function buildPaths() {
               'results[0].status: Invalid option: expected one of "passed"|"failed"',
               'results[1].ran_at: expected an ISO 8601 timestamp, e.g. 2026-01-31T09:00:00Z',
             ]),
+            errors.unknownQueryParameter('dry_run', []),
           ),
           '401': ref('responses', 'WriterUnauthorized'),
           '403': writerForbidden(''),
           '413': bodyTooLarge(DEFAULT_BODY_LIMIT),
           '415': errorResponse('The body is not application/json.', rateLimitHeaders, errors.jsonContentTypeRequired),
+          ...writeQueueResponses,
           '429': ref('responses', 'RateLimited'),
           '500': ref('responses', 'InternalError'),
         },

@@ -13,6 +13,7 @@ import type { Metrics } from '../../src/http/metrics.js';
 import type { ThrottleConfig } from '../../src/http/request-auth.js';
 import { createKeyRateLimiter, type KeyRateLimiter } from '../../src/limits/key-rate-limiter.js';
 import type { ReadCache } from '../../src/metric/read-cache.js';
+import type { RegistryWriteSettings } from '../../src/registry/write-queue.js';
 import type { SummaryConfig } from '../../src/summaries/generator.js';
 import type { WebhookSettings, WebhookWorkerSettings } from '../../src/webhooks/settings.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
@@ -77,6 +78,8 @@ export interface TestAppOptions {
   webhooks?: Partial<WebhookSettings>;
   /** default: no delivery worker */
   webhookWorker?: Partial<WebhookWorkerSettings>;
+  /** default: the service's (src/registry/write-queue.ts) */
+  registryWrites?: Partial<RegistryWriteSettings>;
 }
 
 /** Builds one more app (an instance) over an existing test database. */
@@ -104,6 +107,7 @@ export async function buildTestInstance(database: Database, options: TestAppOpti
       throttle: options.throttle ?? { pointsPerMinute: 100_000, failureCost: 10 },
       webhooks: options.webhooks,
       webhookWorker: options.webhookWorker,
+      registryWrites: options.registryWrites,
     },
   });
   if (!options.rateLimiter) app.addHook('onClose', () => rateLimiter.close());
