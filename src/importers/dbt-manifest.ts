@@ -19,6 +19,8 @@ export interface SemanticModelInfo {
   /** node_relation.relation_name, else database.schema.alias */
   relation?: string;
   dimensions: DimensionInfo[];
+  /** the granularity of each time dimension (the first of its name), read once rather than per measure */
+  timeGranularity: Map<string, string | undefined>;
   aggTimeDimension?: string;
   owner?: string;
 }
@@ -93,10 +95,16 @@ export function indexManifest(manifest: unknown): ManifestIndex {
       problems.push({ path: formatPath(['semantic_models', index, 'name']), message: 'a semantic model needs a name' });
       return;
     }
+    const dimensions = list(model.dimensions).flatMap((dimension) => readDimension(dimension) ?? []);
+    const timeGranularity = new Map<string, string | undefined>();
+    for (const dimension of dimensions)
+      if (dimension.type === 'time' && !timeGranularity.has(dimension.name))
+        timeGranularity.set(dimension.name, dimension.granularity);
     const info: SemanticModelInfo = {
       name,
       relation: relationOf(model.node_relation),
-      dimensions: list(model.dimensions).flatMap((dimension) => readDimension(dimension) ?? []),
+      dimensions,
+      timeGranularity,
       aggTimeDimension: nonBlank(record(model.defaults)?.agg_time_dimension),
       owner: ownerOf(record(model.config)?.meta) ?? ownerOf(model.meta),
     };

@@ -6,14 +6,26 @@
  */
 
 import type { ManifestIndex, MeasureInfo, MetricEntry, SemanticModelInfo } from './dbt-manifest.js';
-import { aggregateSql, filterTemplates, substituteInputs, windowText, wrap } from './dbt-sql.js';
-import { formatPath, type ImportProblem } from './import-error.js';
-import { type JsonRecord, nonBlank, pushUnique, record, text } from './read.js';
+import { aggregateSql, ExpressionTooLong, filterTemplates, substituteInputs, windowText, wrap } from './dbt-sql.js';
+import { formatPath, ImportError, type ImportProblem } from './import-error.js';
+import {
+  MAX_DERIVED_DEPTH,
+  MAX_FILTERS,
+  MAX_RENDERED_EXPRESSION,
+  MAX_RENDERED_TOTAL,
+  MAX_SOURCE_REFS,
+} from './limits.js';
+import { type JsonRecord, keyFromName, list, nonBlank, record, text } from './read.js';
+
+/** How a metric's expression writes one of its inputs, under the filters given. */
+type RenderInput = (input: Input, filters: readonly string[]) => string;
 
 export interface ResolvedMetric {
   /** the expression with these extra filters (from metrics that read this one) applied */
-  render(filters: readonly string[]): string;
+  render(filters: readonly string[], input: RenderInput): string;
+  /** at most one more than MAX_SOURCE_REFS: one more says the metric reads too many */
   models: SemanticModelInfo[];
+  /** at most one more than MAX_FILTERS, likewise */
   filters: string[];
   grain?: string;
   measures: string[];
@@ -47,12 +59,12 @@ function coarsest(grains: readonly (string | undefined)[]): string | undefined {
 
 function grainOf(model: SemanticModelInfo, aggTimeDimension: string | undefined): string | undefined {
   const name = aggTimeDimension ?? model.aggTimeDimension;
-  return model.dimensions.find((dimension) => dimension.name === name && dimension.type === 'time')?.granularity;
+  return name === undefined ? undefined : model.timeGranularity.get(name);
 }
 
 function leaf(agg: string, aggParams: unknown, expr: string, model: SemanticModelInfo, grain: string | undefined) {
   return {
-    render: (filters: readonly string[]) => aggregateSql(agg, aggParams, expr, filters),
+    render: (filters: readonly string[], _input: RenderInput) => aggregateSql(agg, aggParams, expr, filters),
     models: [model],
     filters: [],
     grain,
@@ -90,28 +102,197 @@ function readRef(value: unknown): InputRef | undefined {
   return { name, filters: filterTemplates(ref.filter), alias: nonBlank(ref.alias), offset };
 }
 
+interface Input {
+  ref: InputRef;
+  node: ResolvedMetric;
+  kind: 'measure' | 'metric';
+}
+
+/** The name an input reference gives, read as {@link readRef} reads it. */
+function refName(value: unknown): string | undefined {
+  return typeof value === 'string' ? nonBlank(value) : nonBlank(record(value)?.name);
+}
+
+/** Where each metric type names its input metrics (a measure there, in older manifests, is not one). */
+function inputNames(raw: JsonRecord): string[] {
+  const params = record(raw.type_params) ?? {};
+  switch ((text(raw.type) ?? '').toLowerCase()) {
+    case 'ratio':
+      return [params.numerator, params.denominator].flatMap((ref) => refName(ref) ?? []);
+    case 'derived':
+    case 'expr':
+      return list(params.metrics).flatMap((ref) => refName(ref) ?? []);
+    case 'cumulative': {
+      const metric = refName(record(params.cumulative_type_params)?.metric);
+      return metric ? [metric] : [];
+    }
+    case 'conversion': {
+      const settings = record(params.conversion_type_params);
+      return [settings?.base_metric, settings?.conversion_metric].flatMap((ref) => refName(ref) ?? []);
+    }
+    default:
+      return [];
+  }
+}
+
+/** Up to one value more than `limit`, first seen first, without duplicates. */
+function unionUpTo<T>(lists: Iterable<Iterable<T>>, limit: number): T[] {
+  const union = new Set<T>();
+  for (const values of lists)
+    for (const value of values) {
+      if (union.size > limit) return [...union];
+      union.add(value);
+    }
+  return [...union];
+}
+
+/** Keys shown when a chain of input metrics is refused. */
+const CHAIN_SHOWN = 5;
+
 export class MetricResolver {
   private readonly resolved = new Map<string, ResolvedMetric | null>();
-  private readonly inProgress = new Set<string>();
+  /** inlined expressions by metric and the filters they were rendered under; null when too long */
+  private readonly rendered = new Map<ResolvedMetric, Map<string, string | null>>();
+  private renderedCharacters = 0;
 
   constructor(
     private readonly manifest: ManifestIndex,
     private readonly problems: ImportProblem[],
-  ) {}
+  ) {
+    this.refuseCyclesAndDeepChains();
+  }
 
   /** null when the metric (or one it reads) is broken; its problems are recorded once. */
   resolve(entry: MetricEntry): ResolvedMetric | null {
     const known = this.resolved.get(entry.name);
     if (known !== undefined) return known;
-    if (this.inProgress.has(entry.name)) {
-      this.problem(entry, ['type_params'], 'its input metrics form a cycle back to it');
-      return null;
-    }
-    this.inProgress.add(entry.name);
+    // Chains are at most MAX_DERIVED_DEPTH deep here (the others were refused), so this recursion is bounded.
     const result = this.build(entry);
-    this.inProgress.delete(entry.name);
     this.resolved.set(entry.name, result);
     return result;
+  }
+
+  /**
+   * Before anything is resolved, one walk over the input metrics (a stack,
+   * not recursion: how deep they go is the file's choice) refuses cycles and
+   * chains deeper than MAX_DERIVED_DEPTH; what reads a refused metric is
+   * broken too, without a problem of its own.
+   */
+  private refuseCyclesAndDeepChains() {
+    const { metrics, metricList } = this.manifest;
+    const inputs = (entry: MetricEntry) => inputNames(entry.raw).filter((name) => metrics.has(name));
+    /** links below each metric, and the input they go through; absent while in progress */
+    const depth = new Map<string, { links: number; through?: string }>();
+    const broken = new Set<string>();
+    const inProgress = new Set<string>();
+    for (const root of metricList) {
+      if (depth.has(root.name) || broken.has(root.name)) continue;
+      const stack = [{ entry: root, inputs: inputs(root), next: 0 }];
+      inProgress.add(root.name);
+      while (stack.length > 0) {
+        const frame = stack[stack.length - 1] as (typeof stack)[number];
+        const name = frame.inputs[frame.next++];
+        if (name !== undefined) {
+          if (depth.has(name) || broken.has(name)) continue;
+          const entry = metrics.get(name) as MetricEntry;
+          if (inProgress.has(name)) {
+            this.problem(entry, ['type_params'], 'its input metrics form a cycle back to it');
+            broken.add(name);
+          } else {
+            inProgress.add(name);
+            stack.push({ entry, inputs: inputs(entry), next: 0 });
+          }
+          continue;
+        }
+        stack.pop();
+        const { entry } = frame;
+        inProgress.delete(entry.name);
+        if (broken.has(entry.name) || frame.inputs.some((input) => broken.has(input) || inProgress.has(input))) {
+          broken.add(entry.name);
+          this.resolved.set(entry.name, null);
+          continue;
+        }
+        let links = 0;
+        let through: string | undefined;
+        for (const input of frame.inputs) {
+          const below = (depth.get(input)?.links ?? 0) + 1;
+          if (below > links) [links, through] = [below, input];
+        }
+        if (links > MAX_DERIVED_DEPTH) {
+          const chain = [entry.name];
+          for (let at = through; at !== undefined && chain.length < CHAIN_SHOWN; at = depth.get(at)?.through)
+            chain.push(at);
+          this.problem(
+            entry,
+            ['type_params'],
+            `its input metrics go ${links} deep (${chain.join(' -> ')} -> ...); at most ${MAX_DERIVED_DEPTH}`,
+          );
+          broken.add(entry.name);
+          this.resolved.set(entry.name, null);
+          continue;
+        }
+        depth.set(entry.name, { links, through });
+      }
+    }
+  }
+
+  /**
+   * The metric's SQL expression: its inputs inlined, or, when that would
+   * pass MAX_RENDERED_EXPRESSION, its input metrics named by key (measures
+   * still aggregated); null, with a problem, when even that is too long.
+   */
+  expression(entry: MetricEntry, resolved: ResolvedMetric): string | null {
+    for (const input of [this.inline, this.byKey]) {
+      try {
+        const sql = resolved.render([], input);
+        if (sql.length <= MAX_RENDERED_EXPRESSION) return sql;
+      } catch (error) {
+        if (!(error instanceof ExpressionTooLong)) throw error;
+      }
+    }
+    this.problem(
+      entry,
+      [],
+      `its SQL expression is longer than ${MAX_RENDERED_EXPRESSION} characters even with its input metrics named, not inlined`,
+    );
+    return null;
+  }
+
+  private readonly inline: RenderInput = ({ node }, filters) => this.inlined(node, filters);
+
+  private readonly byKey: RenderInput = ({ ref, node, kind }, filters) =>
+    kind === 'metric' ? keyFromName(ref.name) : this.inlined(node, filters);
+
+  /** Rendered once per metric and filters, however many metrics read it. */
+  private inlined(node: ResolvedMetric, filters: readonly string[]): string {
+    let byFilters = this.rendered.get(node);
+    if (!byFilters) {
+      byFilters = new Map();
+      this.rendered.set(node, byFilters);
+    }
+    const key = filters.join('\u0000');
+    const known = byFilters.get(key);
+    if (known === null) throw new ExpressionTooLong();
+    if (known !== undefined) return known;
+    let sql: string;
+    try {
+      sql = node.render(filters, this.inline);
+      if (sql.length > MAX_RENDERED_EXPRESSION) throw new ExpressionTooLong();
+    } catch (error) {
+      if (error instanceof ExpressionTooLong) byFilters.set(key, null);
+      throw error;
+    }
+    this.renderedCharacters += sql.length;
+    if (this.renderedCharacters > MAX_RENDERED_TOTAL)
+      throw new ImportError([
+        ...this.problems,
+        {
+          path: '',
+          message: `the expressions of this file's metrics pass ${MAX_RENDERED_TOTAL} characters once their inputs are inlined; split the file`,
+        },
+      ]);
+    byFilters.set(key, sql);
+    return sql;
   }
 
   private problem(entry: MetricEntry, field: readonly PropertyKey[], message: string) {
@@ -136,7 +317,7 @@ export class MetricResolver {
       );
       return null;
     }
-    return { ref, node: measureLeaf(measure), kind: 'measure' as const };
+    return { ref, node: measureLeaf(measure), kind: 'measure' as const } satisfies Input;
   }
 
   /** A metric input (numerator, type_params.metrics[i], ...); older manifests may name a measure there. */
@@ -210,45 +391,39 @@ export class MetricResolver {
         model,
         grainOf(model, nonBlank(aggregation.agg_time_dimension)),
       );
-      return { ...base, render: (filters) => base.render([...own, ...filters]), filters: [...own] };
+      return {
+        ...base,
+        render: (filters, input) => base.render([...own, ...filters], input),
+        filters: unionUpTo([own], MAX_FILTERS),
+      };
     }
     const input = this.measureInput(entry, readRef(params.measure), ['type_params', 'measure']);
     if (!input) return null;
     const filters = [...input.ref.filters, ...own];
     return {
       ...input.node,
-      render: (extra) => input.node.render([...filters, ...extra]),
-      filters: pushUnique([], filters),
+      render: (extra, render) => render(input, [...filters, ...extra]),
+      filters: unionUpTo([filters], MAX_FILTERS),
       measures: [input.ref.name],
     };
   }
 
   private combine(
     own: string[],
-    inputs: { ref: InputRef; node: ResolvedMetric; kind: 'measure' | 'metric' }[],
-    render: (filters: readonly string[]) => string,
+    inputs: Input[],
+    render: ResolvedMetric['render'],
     timeSemantics?: Record<string, unknown>,
   ): ResolvedMetric {
-    const models: SemanticModelInfo[] = [];
-    const filters: string[] = [...own];
-    for (const { ref, node } of inputs) {
-      pushUnique(models, node.models);
-      pushUnique(filters, ref.filters);
-      pushUnique(filters, node.filters);
-    }
     return {
       render,
-      models,
-      filters: pushUnique([], filters),
+      models: unionUpTo(
+        inputs.map(({ node }) => node.models),
+        MAX_SOURCE_REFS,
+      ),
+      filters: unionUpTo([own, ...inputs.flatMap(({ ref, node }) => [ref.filters, node.filters])], MAX_FILTERS),
       grain: coarsest(inputs.map(({ node }) => node.grain)),
-      measures: pushUnique(
-        [],
-        inputs.filter(({ kind }) => kind === 'measure').map(({ ref }) => ref.name),
-      ),
-      metrics: pushUnique(
-        [],
-        inputs.filter(({ kind }) => kind === 'metric').map(({ ref }) => ref.name),
-      ),
+      measures: [...new Set(inputs.filter(({ kind }) => kind === 'measure').map(({ ref }) => ref.name))],
+      metrics: [...new Set(inputs.filter(({ kind }) => kind === 'metric').map(({ ref }) => ref.name))],
       timeSemantics,
     };
   }
@@ -257,9 +432,9 @@ export class MetricResolver {
     const numerator = this.metricInput(entry, readRef(params.numerator), ['type_params', 'numerator']);
     const denominator = this.metricInput(entry, readRef(params.denominator), ['type_params', 'denominator']);
     if (!numerator || !denominator) return null;
-    return this.combine(own, [numerator, denominator], (extra) => {
-      const top = wrap(numerator.node.render([...numerator.ref.filters, ...own, ...extra]));
-      return `${top} / NULLIF(${denominator.node.render([...denominator.ref.filters, ...own, ...extra])}, 0)`;
+    return this.combine(own, [numerator, denominator], (extra, render) => {
+      const top = wrap(render(numerator, [...numerator.ref.filters, ...own, ...extra]));
+      return `${top} / NULLIF(${render(denominator, [...denominator.ref.filters, ...own, ...extra])}, 0)`;
     });
   }
 
@@ -271,13 +446,14 @@ export class MetricResolver {
     if (refs.length === 0) this.problem(entry, ['type_params', 'metrics'], 'a derived metric needs input metrics');
     if (!expr || refs.length === 0 || inputs.some((input) => input === null)) return null;
     const present = inputs.filter((input) => input !== null);
-    return this.combine(own, present, (extra) => {
+    return this.combine(own, present, (extra, render) => {
       const expressions = new Map<string, string>();
-      for (const { ref, node } of present) {
-        const sql = node.render([...ref.filters, ...own, ...extra]);
+      for (const input of present) {
+        const { ref } = input;
+        const sql = render(input, [...ref.filters, ...own, ...extra]);
         expressions.set(ref.alias ?? ref.name, ref.offset ? `${sql} /* ${ref.offset} */` : sql);
       }
-      return substituteInputs(expr, expressions);
+      return substituteInputs(expr, expressions, MAX_RENDERED_EXPRESSION);
     });
   }
 
@@ -295,7 +471,7 @@ export class MetricResolver {
     return this.combine(
       own,
       [input],
-      (extra) => `${input.node.render([...input.ref.filters, ...own, ...extra])} /* cumulative, ${span} */`,
+      (extra, render) => `${render(input, [...input.ref.filters, ...own, ...extra])} /* cumulative, ${span} */`,
       { cumulative: { window: window ?? null, grain_to_date: grainToDate ?? null, period_agg: periodAgg } },
     );
   }
@@ -317,7 +493,7 @@ export class MetricResolver {
           ? this.metricInput(entry, readRef(metricValue), [...field, `${which}_metric`])
           : this.measureInput(entry, measureRef, [...field, `${which}_measure`]);
       if (input && measureRef && input.ref !== measureRef)
-        input.ref.filters = pushUnique([...input.ref.filters], measureRef.filters);
+        input.ref.filters = [...new Set([...input.ref.filters, ...measureRef.filters])];
       return input;
     };
     const base = side('base');
@@ -330,10 +506,10 @@ export class MetricResolver {
     return this.combine(
       own,
       [base, conversion],
-      (extra) => {
-        const converted = conversion.node.render([...conversion.ref.filters, ...own, ...extra]);
+      (extra, render) => {
+        const converted = render(conversion, [...conversion.ref.filters, ...own, ...extra]);
         if (calculation === 'conversions') return `${converted} ${note}`;
-        const started = base.node.render([...base.ref.filters, ...own, ...extra]);
+        const started = render(base, [...base.ref.filters, ...own, ...extra]);
         return `${wrap(converted)} / NULLIF(${started}, 0) ${note}`;
       },
       { conversion: { entity, window, calculation } },

@@ -54,8 +54,10 @@ function conjunction(filters: readonly string[]): string {
   return rendered.length === 1 ? (rendered[0] ?? '') : rendered.map((condition) => `(${condition})`).join(' AND ');
 }
 
+// Every repetition is bounded (a reference is a name and a grain, far shorter), so that a filter of
+// many unclosed `{{ Dimension('` is read in time linear in its length.
 const TEMPLATE_CALL =
-  /\{\{\s*(Dimension|TimeDimension|Entity|Metric)\(\s*(['"])(.*?)\2([^)]*)\)((?:\s*\.\s*\w+\(\s*['"]?\w*['"]?\s*\))*)\s*\}\}/g;
+  /\{\{\s{0,16}(Dimension|TimeDimension|Entity|Metric)\(\s{0,16}(['"])((?:(?!\2).){0,256})\2([^)]{0,256})\)((?:\s{0,16}\.\s{0,16}\w{1,64}\(\s{0,16}['"]?\w{0,64}['"]?\s{0,16}\)){0,8})\s{0,16}\}\}/g;
 
 /**
  * A where-filter template with its Jinja references written as the column
@@ -76,14 +78,20 @@ export function renderWhere(template: string): string {
  * `{ where_sql_template }`; a plain string or a list is taken as well.
  */
 export function filterTemplates(filter: unknown): string[] {
-  if (typeof filter === 'string') return filter.trim() === '' ? [] : [filter];
-  if (Array.isArray(filter)) return filter.flatMap(filterTemplates);
-  if (!isRecord(filter)) return [];
-  const single = text(filter.where_sql_template);
-  return [
-    ...(single !== undefined ? filterTemplates(single) : []),
-    ...list(filter.where_filters).flatMap(filterTemplates),
-  ];
+  const templates: string[] = [];
+  // A stack rather than recursion: how deep the lists go is the file's choice.
+  const pending: unknown[] = [filter];
+  while (pending.length > 0) {
+    const value = pending.pop();
+    if (typeof value === 'string') {
+      if (value.trim() !== '') templates.push(value);
+    } else if (Array.isArray(value)) {
+      for (let i = value.length - 1; i >= 0; i--) pending.push(value[i]);
+    } else if (isRecord(value)) {
+      pending.push(list(value.where_filters), text(value.where_sql_template));
+    }
+  }
+  return templates;
 }
 
 /** `{ count: 12, granularity: 'month' }` or `'12 month'` as `12 months`; undefined when absent. */
@@ -105,13 +113,23 @@ export function windowText(window: unknown): string | undefined {
 function outline(sql: string): string {
   let depth = 0;
   let quote: string | undefined;
+  let comment = false;
   let kept = '';
-  for (const char of sql.replace(/\/\*[\s\S]*?\*\//g, ' ')) {
-    if (quote) {
+  // One pass: a comment-removing pattern would rescan to the end from every unclosed `/*`.
+  for (let i = 0; i < sql.length; i++) {
+    const char = sql.charAt(i);
+    if (comment) {
+      if (char === '*' && sql.charAt(i + 1) === '/') {
+        comment = false;
+        i++;
+      }
+    } else if (quote) {
       if (char === quote) quote = undefined;
-      continue;
-    }
-    if (char === "'" || char === '"') {
+    } else if (char === '/' && sql.charAt(i + 1) === '*') {
+      comment = true;
+      i++;
+      if (depth === 0) kept += ' ';
+    } else if (char === "'" || char === '"') {
       if (depth === 0) kept += char;
       quote = char;
     } else if (char === '(') depth += 1;
@@ -130,14 +148,26 @@ export function wrap(sql: string): string {
   return isSingleCall(sql) ? sql : `(${sql})`;
 }
 
+/** An expression that would pass the length it may have; the caller decides what stands instead. */
+export class ExpressionTooLong extends Error {
+  override readonly name = 'ExpressionTooLong';
+}
+
 /**
  * A derived metric's expression with each input's alias (or name) replaced by
- * that input's expression; identifiers inside quotes are left alone.
+ * that input's expression; identifiers inside quotes are left alone. Throws
+ * ExpressionTooLong as soon as the result would pass `maxLength`, before
+ * building it: an expression may name one input thousands of times.
  */
-export function substituteInputs(expr: string, inputs: ReadonlyMap<string, string>): string {
+export function substituteInputs(expr: string, inputs: ReadonlyMap<string, string>, maxLength: number): string {
+  const wrapped = new Map([...inputs].map(([name, sql]) => [name, wrap(sql)]));
+  let length = expr.length;
   return expr.replace(/'(?:[^']|'')*'|"[^"]*"|[A-Za-z_][A-Za-z0-9_]*/g, (token) => {
     if (token.startsWith("'") || token.startsWith('"')) return token;
-    const replacement = inputs.get(token);
-    return replacement === undefined ? token : wrap(replacement);
+    const replacement = wrapped.get(token);
+    if (replacement === undefined) return token;
+    length += replacement.length - token.length;
+    if (length > maxLength) throw new ExpressionTooLong();
+    return replacement;
   });
 }

@@ -9,6 +9,7 @@ import { indexManifest, ownerOf } from './dbt-manifest.js';
 import { MetricResolver, type ResolvedMetric, STANDARD_GRAINS } from './dbt-metric.js';
 import { applyGovernance, type MetricGovernance, readGovernance } from './governance.js';
 import { formatPath, ImportError, type ImportProblem } from './import-error.js';
+import { dimensionsUpTo, ImportedSize, MAX_DIMENSIONS, MAX_FILTERS, MAX_SOURCE_REFS, tooMany } from './limits.js';
 import { keyFromName, nonBlank, parseJsonInput, readableName, record, text } from './read.js';
 import {
   DEFAULT_OWNER_TEAM,
@@ -65,6 +66,7 @@ export function importDbtManifest(manifest: unknown, options: ImportOptions): Re
   }
 
   const metrics: RegistryMetricInput[] = [];
+  const size = new ImportedSize();
   for (const entry of index.metricList) {
     const { raw } = entry;
     const resolved = resolver.resolve(entry);
@@ -78,20 +80,28 @@ export function importDbtManifest(manifest: unknown, options: ImportOptions): Re
       if (governance === undefined && problems.length === before) governance = {};
     }
     if (!resolved) continue;
+    const dimensions = dimensionsUpTo(resolved.models.map((model) => model.dimensions));
+    const tooWide = (
+      [
+        ['semantic models read', resolved.models.length, MAX_SOURCE_REFS],
+        ["filters, its own and its inputs'", resolved.filters.length, MAX_FILTERS],
+        ['dimensions', dimensions.length, MAX_DIMENSIONS],
+      ] as const
+    ).filter(([, count, limit]) => count > limit);
+    for (const [what, , limit] of tooWide)
+      problems.push({
+        path: formatPath(['metrics', entry.index]),
+        message: `metric "${entry.name}": ${tooMany(what, limit)}`,
+      });
+    if (tooWide.length > 0) continue;
+    const sqlExpression = resolver.expression(entry, resolved);
+    if (sqlExpression === null) continue;
 
     const type = (text(raw.type) ?? '').toLowerCase();
     const timeGranularity = nonBlank(raw.time_granularity)?.toLowerCase();
     const sourceRefs: RegistrySourceRef[] = resolved.models.flatMap((model) =>
       model.relation ? [{ table: model.relation, semantic_model: model.name }] : [],
     );
-    const dimensions: Record<string, string>[] = [];
-    const seen = new Set<string>();
-    for (const model of resolved.models)
-      for (const dimension of model.dimensions)
-        if (!seen.has(dimension.name)) {
-          seen.add(dimension.name);
-          dimensions.push({ ...dimension });
-        }
 
     // Owner: governance.owner_team wins (laid over below), then the metric's meta.owner,
     // then the owner of the first semantic model it reads, then the default.
@@ -110,7 +120,7 @@ export function importDbtManifest(manifest: unknown, options: ImportOptions): Re
       metric_type: METRIC_TYPE[type] ?? type,
       template_name: type,
       ...(options.defaultLifecycle ? { lifecycle_status: options.defaultLifecycle } : {}),
-      sql_expression: resolved.render([]),
+      sql_expression: sqlExpression,
       ...grainFields(resolved, timeGranularity),
       dimensions,
       filters: [...resolved.filters],
@@ -118,6 +128,13 @@ export function importDbtManifest(manifest: unknown, options: ImportOptions): Re
       dependencies: { measures: [...resolved.measures], metrics: [...resolved.metrics] },
       ...(resolved.timeSemantics ? { time_semantics: structuredClone(resolved.timeSemantics) } : {}),
     };
+    if (!size.spend(derived)) {
+      problems.push({
+        path: formatPath(['metrics', entry.index]),
+        message: `metric "${entry.name}": ${ImportedSize.message}`,
+      });
+      break;
+    }
     metrics.push(applyGovernance(derived, governance, keyOfName));
   }
   if (problems.length > 0) throw new ImportError(problems);

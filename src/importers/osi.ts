@@ -7,6 +7,16 @@
  */
 import { applyGovernance, type MetricGovernance, readGovernance } from './governance.js';
 import { formatPath, ImportError, type ImportProblem } from './import-error.js';
+import {
+  dimensionsUpTo,
+  ImportedSize,
+  jsonNesting,
+  MAX_DIMENSIONS,
+  MAX_GOVERNANCE_DATA,
+  MAX_GOVERNANCE_DEPTH,
+  MAX_SOURCE_REFS,
+  tooMany,
+} from './limits.js';
 import { isRecord, type JsonRecord, keyFromName, list, nonBlank, readableName, record, text } from './read.js';
 import {
   DEFAULT_OWNER_TEAM,
@@ -21,8 +31,10 @@ const TEMPORAL_TYPES = new Set(['date', 'time', 'datetime', 'datetimetz']);
 
 interface Dataset {
   name: string;
+  /** its place in the model: datasets read are listed in the model's order */
+  position: number;
   source?: string;
-  dimensions: Record<string, string>[];
+  dimensions: { name: string; type: string }[];
 }
 
 /** The ANSI_SQL expression when there is one, else the first dialect's. */
@@ -36,7 +48,7 @@ function chooseExpression(expression: unknown): string | undefined {
 }
 
 /** A field is a time dimension when it says so, or (0.2) when unset and its datatype is temporal. */
-function readDataset(value: unknown): Dataset | undefined {
+function readDataset(value: unknown, position: number): Dataset | undefined {
   const dataset = record(value);
   const name = nonBlank(dataset?.name);
   if (!dataset || !name) return undefined;
@@ -49,7 +61,7 @@ function readDataset(value: unknown): Dataset | undefined {
     const time = typeof isTime === 'boolean' ? isTime : datatype !== undefined && TEMPORAL_TYPES.has(datatype);
     return [{ name: fieldName, type: time ? 'time' : 'categorical' }];
   });
-  return { name, source: nonBlank(dataset.source), dimensions };
+  return { name, position, source: nonBlank(dataset.source), dimensions };
 }
 
 /** ai_context is an object `{ instructions, synonyms, examples }` or a plain string (instructions). */
@@ -62,16 +74,33 @@ function aiContext(value: unknown): { instructions?: string; synonyms: string[] 
   };
 }
 
+/** A word followed by a dot (`store_sales.`, `"store_sales" .`): what may name a dataset, outside string literals. */
+const QUALIFIER = /'(?:[^']|'')*'|"([^"]*)"\s*\.|([A-Za-z0-9_]+)\s*\.|"[^"]*"|[A-Za-z0-9_]+/g;
+
 /**
- * The datasets a metric's expression names (`store_sales.ss_net_profit`).
- * An expression that names none reads the model's fact datasets (on the
- * many side of a relationship and never on the one side), else all of them.
+ * The datasets a metric's expression names (`store_sales.ss_net_profit`),
+ * in the order it names them, found in one pass over the expression. An
+ * expression that names none reads the model's one fact dataset (on the
+ * many side of a relationship and never on the one side), else its only
+ * dataset; otherwise the expression does not say which, and none is read:
+ * a guess of every dataset is no reference, and multiplies a document.
  */
-function datasetsRead(sql: string, datasets: readonly Dataset[], relationships: unknown): Dataset[] {
-  const named = datasets.filter((dataset) =>
-    new RegExp(`(^|[^A-Za-z0-9_."])"?${dataset.name.replace(/[^A-Za-z0-9_]/g, '\\$&')}"?\\s*\\.`).test(sql),
-  );
-  if (named.length > 0) return named;
+function datasetsRead(sql: string, datasets: ReadonlyMap<string, Dataset>, facts: readonly Dataset[]): Dataset[] {
+  const named = new Set<Dataset>();
+  for (const match of sql.matchAll(QUALIFIER)) {
+    // `schema.store_sales.column` names a table of that schema, not the dataset
+    const qualifier = sql.charAt(match.index - 1) === '.' ? undefined : (match[1] ?? match[2]);
+    const dataset = qualifier === undefined ? undefined : datasets.get(qualifier);
+    if (dataset) named.add(dataset);
+    if (named.size > MAX_SOURCE_REFS) break;
+  }
+  if (named.size > 0) return [...named].sort((a, b) => a.position - b.position);
+  if (facts.length === 1) return [...facts];
+  return datasets.size === 1 ? [...datasets.values()] : [];
+}
+
+/** The fact datasets of a model: on the many side of a relationship, never on the one side. */
+function factDatasets(datasets: ReadonlyMap<string, Dataset>, relationships: unknown): Dataset[] {
   const many = new Set<string>();
   const one = new Set<string>();
   for (const value of list(relationships)) {
@@ -81,8 +110,7 @@ function datasetsRead(sql: string, datasets: readonly Dataset[], relationships: 
     if (from) many.add(from);
     if (to) one.add(to);
   }
-  const facts = datasets.filter((dataset) => many.has(dataset.name) && !one.has(dataset.name));
-  return facts.length > 0 ? facts : [...datasets];
+  return [...datasets.values()].filter((dataset) => many.has(dataset.name) && !one.has(dataset.name));
 }
 
 function readMetricGovernance(
@@ -100,6 +128,15 @@ function readMetricGovernance(
       problems.push({ path: formatPath(at), message: `metric "${metricName}": ${message}` });
     let data: unknown = extension?.data;
     if (typeof data === 'string') {
+      if (data.length > MAX_GOVERNANCE_DATA) {
+        fail(`the ${GOVERNANCE_VENDOR} data is longer than ${MAX_GOVERNANCE_DATA} characters`);
+        return;
+      }
+      // The parser and the governance schema walk the value a level at a time: its nesting is bounded first.
+      if (jsonNesting(data) > MAX_GOVERNANCE_DEPTH) {
+        fail(`the ${GOVERNANCE_VENDOR} data is nested deeper than ${MAX_GOVERNANCE_DEPTH} levels`);
+        return;
+      }
       try {
         data = JSON.parse(data);
       } catch (error) {
@@ -146,17 +183,29 @@ export function importOsiDocument(document: unknown, options: ImportOptions): Re
     ]);
 
   const problems: ImportProblem[] = [];
-  const found: { path: PropertyKey[]; metric: JsonRecord; name: string; model: JsonRecord; datasets: Dataset[] }[] = [];
+  const found: {
+    path: PropertyKey[];
+    metric: JsonRecord;
+    name: string;
+    model: JsonRecord;
+    datasets: Map<string, Dataset>;
+    facts: Dataset[];
+  }[] = [];
   document.semantic_model.forEach((value, modelIndex) => {
     const model = record(value);
     if (!model) return;
-    const datasets = list(model.datasets).flatMap((dataset) => readDataset(dataset) ?? []);
+    const datasets = new Map<string, Dataset>();
+    list(model.datasets).forEach((value, position) => {
+      const dataset = readDataset(value, position);
+      if (dataset && !datasets.has(dataset.name)) datasets.set(dataset.name, dataset);
+    });
+    const facts = factDatasets(datasets, model.relationships);
     list(model.metrics).forEach((value, metricIndex) => {
       const path = ['semantic_model', modelIndex, 'metrics', metricIndex];
       const metric = record(value);
       const name = nonBlank(metric?.name);
       if (!metric || !name) problems.push({ path: formatPath([...path, 'name']), message: 'a metric needs a name' });
-      else found.push({ path, metric, name, model, datasets });
+      else found.push({ path, metric, name, model, datasets, facts });
     });
   });
 
@@ -180,7 +229,8 @@ export function importOsiDocument(document: unknown, options: ImportOptions): Re
   }
 
   const metrics: RegistryMetricInput[] = [];
-  for (const { path, metric, name, model, datasets } of found) {
+  const size = new ImportedSize();
+  for (const { path, metric, name, model, datasets, facts } of found) {
     const sql = chooseExpression(metric.expression);
     if (!sql) {
       problems.push({
@@ -191,11 +241,17 @@ export function importOsiDocument(document: unknown, options: ImportOptions): Re
     }
     const governance = readMetricGovernance(metric.custom_extensions, path, name, problems);
     const context = aiContext(metric.ai_context);
-    const read = datasetsRead(sql, datasets, model.relationships);
-    const dimensions: Record<string, string>[] = [];
-    for (const dataset of read)
-      for (const dimension of dataset.dimensions)
-        if (!dimensions.some((known) => known.name === dimension.name)) dimensions.push({ ...dimension });
+    const read = datasetsRead(sql, datasets, facts);
+    const dimensions = dimensionsUpTo(read.map((dataset) => dataset.dimensions));
+    const tooWide = (
+      [
+        ['datasets named', read.length, MAX_SOURCE_REFS],
+        ['dimensions', dimensions.length, MAX_DIMENSIONS],
+      ] as const
+    ).filter(([, count, limit]) => count > limit);
+    for (const [what, , limit] of tooWide)
+      problems.push({ path: formatPath(path), message: `metric "${name}": ${tooMany(what, limit)}` });
+    if (tooWide.length > 0) continue;
     const derived: RegistryMetricInput = {
       key: keyOfName.get(name) ?? name,
       name: readableName(name),
@@ -212,6 +268,10 @@ export function importOsiDocument(document: unknown, options: ImportOptions): Re
       ),
       expression: structuredClone(metric.expression),
     };
+    if (!size.spend(derived)) {
+      problems.push({ path: formatPath(path), message: `metric "${name}": ${ImportedSize.message}` });
+      break;
+    }
     metrics.push(applyGovernance(derived, governance, keyOfName));
   }
   if (problems.length > 0) throw new ImportError(problems);

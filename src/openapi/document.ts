@@ -9,6 +9,16 @@ import { DEFAULT_CHANGES_LIMIT, ExpiredCursorError, MAX_CHANGES_LIMIT } from '..
 import { badRequest, documentProblems, type ErrorResponse, errors } from '../errors.js';
 import { LifecycleStatus } from '../generated/prisma/enums.js';
 import { APPLY_PARAMETERS, REGISTRY_BODY_LIMIT } from '../http/write-routes.js';
+import {
+  MAX_DERIVED_DEPTH,
+  MAX_DIMENSIONS,
+  MAX_FILTERS,
+  MAX_GOVERNANCE_DATA,
+  MAX_GOVERNANCE_DEPTH,
+  MAX_IMPORTED_SIZE,
+  MAX_RENDERED_EXPRESSION,
+  MAX_SOURCE_REFS,
+} from '../importers/limits.js';
 import { MAX_DOCUMENT_METRICS } from '../registry/document.js';
 import { SOURCE_FORMATS } from '../registry/source.js';
 import { MAX_DEPTH } from '../registry/text.js';
@@ -188,7 +198,12 @@ const registryBody = {
       title: 'dbt semantic manifest or OSI document',
       description:
         'With `format=dbt` or `format=osi` only: the tool’s own file, read leniently (unknown fields ignored); ' +
-        'the registry document imported from it must then be valid.',
+        'the registry document imported from it must then be valid. What an import may make is bounded ' +
+        `(400 naming the metric past a bound): chains of input metrics at most ${MAX_DERIVED_DEPTH} deep; ` +
+        `an expression inlining its inputs at most ${MAX_RENDERED_EXPRESSION} characters (past it, its input ` +
+        `metrics are named by key); per metric at most ${MAX_SOURCE_REFS} tables, ${MAX_DIMENSIONS} dimensions ` +
+        `and ${MAX_FILTERS} filters; the imported document at most ${MAX_IMPORTED_SIZE} characters; a ` +
+        `METRIC_GOVERNANCE data string at most ${MAX_GOVERNANCE_DATA} characters and ${MAX_GOVERNANCE_DEPTH} levels.`,
     },
   ],
 };

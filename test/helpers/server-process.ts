@@ -17,10 +17,18 @@ export interface ServerProcess {
 
 const projectRoot = new URL('../..', import.meta.url).pathname;
 
+export interface ServerProcessOptions {
+  /** options of node itself, e.g. `--max-old-space-size=256` as `npm start` runs the server */
+  nodeOptions?: readonly string[];
+}
+
 /** Starts the server and waits until /healthz answers; rejects with its output if it exits first. */
-export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
+export async function startServerProcess(
+  env: Record<string, string>,
+  options: ServerProcessOptions = {},
+): Promise<ServerProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+  const child = spawn(process.execPath, [...(options.nodeOptions ?? []), '--import', 'tsx', 'src/server.ts'], {
     cwd: projectRoot,
     env: {
       PATH: process.env.PATH ?? '',
