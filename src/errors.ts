@@ -60,6 +60,7 @@ export const errors = {
   jsonContentTypeRequired: plain(415, 'Content-Type must be application/json'),
   documentContentTypeRequired: plain(415, 'Content-Type must be application/json or application/yaml'),
   bodyTooLarge: plain(413, 'Request body is too large'),
+  bodyNotUtf8: plain(400, 'The request body is not valid UTF-8'),
   /** a registry document for another organization than the caller's */
   otherOrganization: (named: string, own: string) =>
     plain(403, `the document's organization "${named}" is not the caller's organization (${own})`),
