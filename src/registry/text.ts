@@ -137,8 +137,8 @@ function parseYaml(text: string, limits: StructureLimits): ParsedText {
     const { line, col } = position(error.pos[0]);
     const message =
       error.code === 'MULTIPLE_DOCS'
-          ? 'a registry document is one YAML document: this one has several (a second "---")'
-          : (error.message.split('\n')[0] ?? error.code);
+        ? 'a registry document is one YAML document: this one has several (a second "---")'
+        : (error.message.split('\n')[0] ?? error.code);
     return { message: message.replace(/ at line \d+, column \d+:?$/, ''), line, column: col };
   });
   if (fromErrors.length > 0) return { ok: false, problems: fromErrors };

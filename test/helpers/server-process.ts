@@ -17,10 +17,16 @@ export interface ServerProcess {
 
 const projectRoot = new URL('../..', import.meta.url).pathname;
 
-/** Starts the server and waits until /healthz answers; rejects with its output if it exits first. */
-export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
+/**
+ * Starts the server and waits until /healthz answers; rejects with its output if it exits first.
+ * `nodeArgs` go to node before the script (`--max-old-space-size=256`, as `npm start` runs it).
+ */
+export async function startServerProcess(
+  env: Record<string, string>,
+  options: { nodeArgs?: string[] } = {},
+): Promise<ServerProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', 'src/server.ts'], {
     cwd: projectRoot,
     env: {
       PATH: process.env.PATH ?? '',

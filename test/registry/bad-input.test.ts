@@ -204,7 +204,9 @@ metrics:
       token: org.token,
     });
     expect(deepJson.statusCode).toBe(400);
-    expect(deepJson.json().error).toMatch(/^line 1, column \d+: metrics\[0\]\.time_semantics(\.n)+: nested deeper than 64 levels$/);
+    expect(deepJson.json().error).toMatch(
+      /^line 1, column \d+: metrics\[0\]\.time_semantics(\.n)+: nested deeper than 64 levels$/,
+    );
     const before = await written(org);
     const res = await putRegistry(
       t,
