@@ -69,6 +69,7 @@ export const errors = {
       `unknown query parameter ${JSON.stringify(name)}: ` +
         (known.length ? `this route takes ${known.join(', ')}` : 'this route takes none'),
     ),
+  bodyNotUtf8: plain(400, 'The request body is not valid UTF-8'),
   /** a registry document for another organization than the caller's */
   otherOrganization: (named: string, own: string) =>
     plain(403, `the document's organization "${named}" is not the caller's organization (${own})`),

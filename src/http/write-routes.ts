@@ -12,6 +12,7 @@ import type { Principal, ServiceConfig } from '../context.js';
 import { badRequest, documentProblems, errors, HttpError } from '../errors.js';
 import { LifecycleStatus } from '../generated/prisma/enums.js';
 import { applyRegistryDocument } from '../registry/apply.js';
+import { REGISTRY_BODY_LIMIT, VALIDATION_LIMITS, VALIDATIONS_BODY_LIMIT } from '../registry/limits.js';
 import { RegistryError } from '../registry/registry-error.js';
 import { readRegistrySource, SOURCE_FORMATS, type SourceFormat } from '../registry/source.js';
 import { describeTextProblem, parseDocumentText } from '../registry/text.js';
@@ -40,8 +41,6 @@ export interface WriteRoutesDeps {
 /** The query parameters of PUT /api/registry; any other is refused before the body is read. */
 export const APPLY_PARAMETERS = ['dry_run', 'prune', 'format', 'default_lifecycle', 'allow_removals'] as const;
 
-/** A registry document of 10,000 metrics is a few MiB; this leaves room and still bounds one request. */
-export const REGISTRY_BODY_LIMIT = 16 * 1024 * 1024;
 /** An apply of a large document runs for seconds: past the read routes' deadline. */
 const WRITE_DEADLINE_MS = 300_000;
 
@@ -109,11 +108,16 @@ export async function writeRoutes(app: FastifyInstance, deps: WriteRoutesDeps) {
     return principal;
   }
 
-  // The body is parsed by the routes (YAML or JSON, with the place of each problem), not by Fastify.
+  // The body is parsed by the routes (YAML or JSON, with the place of each problem), not by Fastify;
+  // its bytes are decoded here, refused when they are not UTF-8 rather than read as U+FFFD.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser([...JSON_TYPES, ...YAML_TYPES], { parseAs: 'string' }, (_request, body, done) =>
-    done(null, body),
-  );
+  app.addContentTypeParser([...JSON_TYPES, ...YAML_TYPES], { parseAs: 'buffer' }, (_request, body, done) => {
+    try {
+      done(null, new TextDecoder('utf-8', { fatal: true }).decode(body as Buffer));
+    } catch {
+      done(new HttpError(errors.bodyNotUtf8), undefined);
+    }
+  });
 
   app.setErrorHandler(clientErrorHandler);
 
@@ -166,8 +170,7 @@ export async function writeRoutes(app: FastifyInstance, deps: WriteRoutesDeps) {
   app.route({
     method: 'POST',
     url: '/api/validations',
-    // 1,000 results of up to 10,000 characters of details each.
-    bodyLimit: REGISTRY_BODY_LIMIT,
+    bodyLimit: VALIDATIONS_BODY_LIMIT,
     handlerTimeout: WRITE_DEADLINE_MS,
     onRequest: async (request, reply) => {
       principals.set(request, await admitWriter(request, reply, 'validations:write'));
@@ -176,7 +179,11 @@ export async function writeRoutes(app: FastifyInstance, deps: WriteRoutesDeps) {
     },
     handler: async (request) => {
       const principal = principalOf(request);
-      const parsedText = parseDocumentText(typeof request.body === 'string' ? request.body : '', 'json');
+      const parsedText = parseDocumentText(
+        typeof request.body === 'string' ? request.body : '',
+        'json',
+        VALIDATION_LIMITS,
+      );
       if (!parsedText.ok) throw problemsResponse(parsedText.problems.map(describeTextProblem));
       try {
         const batch = parseValidationBatch(parsedText.value);

@@ -18,15 +18,17 @@ const CONTROL_CHARACTER = /(?![\t\n\r])\p{Cc}/u;
 const UNPAIRED_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /**
- * Whether PostgreSQL can store `text`: no NUL (text and jsonb refuse it) and
- * no unpaired surrogate (not UTF-16, so not UTF-8 either). What a write
- * accepts; other control characters are a reader's business, not storage's.
+ * Whether a write may store `text`: no control character but tab and line
+ * breaks (PostgreSQL refuses a NUL; the others, terminal escapes among them,
+ * would reach every reader of the text, a terminal or an agent's context
+ * included) and no unpaired surrogate (not UTF-16, so not UTF-8 either).
  */
 export function storableText(text: string): boolean {
-  return !text.includes('\u0000') && !UNPAIRED_SURROGATE.test(text);
+  return !CONTROL_CHARACTER.test(text) && !UNPAIRED_SURROGATE.test(text);
 }
 
-export const UNSTORABLE_TEXT = 'must not contain a NUL character or an unpaired surrogate (it cannot be stored)';
+export const UNSTORABLE_TEXT =
+  'must not contain control characters (other than tab and line breaks) or unpaired surrogates';
 
 /**
  * The error for a text input (`name` as the caller spelt it) holding a
@@ -35,7 +37,7 @@ export const UNSTORABLE_TEXT = 'must not contain a NUL character or an unpaired 
  */
 export function checkCharacters(name: string, text: string | null | undefined): ErrorResponse | null {
   if (text == null) return null;
-  return CONTROL_CHARACTER.test(text) || UNPAIRED_SURROGATE.test(text) ? errors.invalidCharacters(name) : null;
+  return storableText(text) ? null : errors.invalidCharacters(name);
 }
 
 /**

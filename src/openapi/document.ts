@@ -8,7 +8,7 @@
 import { DEFAULT_CHANGES_LIMIT, ExpiredCursorError, MAX_CHANGES_LIMIT } from '../changes/feed.js';
 import { badRequest, documentProblems, type ErrorResponse, errors } from '../errors.js';
 import { LifecycleStatus } from '../generated/prisma/enums.js';
-import { APPLY_PARAMETERS, REGISTRY_BODY_LIMIT } from '../http/write-routes.js';
+import { APPLY_PARAMETERS } from '../http/write-routes.js';
 import {
   MAX_DERIVED_DEPTH,
   MAX_DIMENSIONS,
@@ -19,10 +19,22 @@ import {
   MAX_RENDERED_EXPRESSION,
   MAX_SOURCE_REFS,
 } from '../importers/limits.js';
-import { MAX_DOCUMENT_METRICS } from '../registry/document.js';
+import {
+  EARLIEST_YEAR,
+  LATEST_YEAR,
+  MAX_DEPTH,
+  MAX_DOCUMENT_METRICS,
+  MAX_JSON_DOCUMENT_NODES,
+  MAX_VALIDATION_DETAILS,
+  MAX_VALIDATION_FUTURE_MS,
+  MAX_VALIDATION_METRIC_KEY,
+  MAX_VALIDATION_RESULTS,
+  MAX_VALIDATION_SOURCE,
+  MAX_YAML_DOCUMENT_NODES,
+  REGISTRY_BODY_LIMIT,
+  VALIDATIONS_BODY_LIMIT,
+} from '../registry/limits.js';
 import { SOURCE_FORMATS } from '../registry/source.js';
-import { MAX_DEPTH } from '../registry/text.js';
-import { MAX_VALIDATION_RESULTS } from '../registry/validations.js';
 import { DEFAULT_REGISTRY_WRITE_SETTINGS } from '../registry/write-queue.js';
 import { MAX_WAIT_SECONDS } from '../rest/changes-route.js';
 import { MAX_WEBHOOKS_PER_ORGANIZATION } from '../webhooks/endpoints.js';
@@ -154,7 +166,11 @@ const writerForbidden = (description: string, ...more: ErrorResponse[]) =>
   );
 
 const bodyTooLarge = (limit: number) =>
-  errorResponse(`The body is larger than ${limit / MiB} MiB.`, rateLimitHeaders, writeRouteErrors.bodyTooLarge);
+  errorResponse(
+    `The body is larger than ${Number.isInteger(limit / MiB) ? `${limit / MiB} MiB` : `${limit} bytes`}.`,
+    rateLimitHeaders,
+    writeRouteErrors.bodyTooLarge,
+  );
 
 const webhookIdParameter = { name: 'webhook_id', in: 'path', required: true, schema: { type: 'string' } };
 const webhookNotFound = errorResponse(
@@ -182,10 +198,17 @@ const registryDescription =
   'before or after an apply, never in between. The answer is the plan: each metric with its result, and the ' +
   'totals; with `dry_run=true` the plan of what an apply would do, and nothing is written (drift check: ' +
   'anything but `unchanged` and `absent` is drift).\n\n' +
-  `At most ${MAX_DOCUMENT_METRICS} metrics and ${REGISTRY_BODY_LIMIT / MiB} MiB (this route's body limit, above ` +
-  `the service's ${DEFAULT_BODY_LIMIT / MiB} MiB). YAML is read as data only: anchors, aliases, merge keys ` +
-  `(\`<<\`), explicit tags, duplicate keys, several documents in one stream and nesting deeper than ${MAX_DEPTH} ` +
-  'levels are refused (400), never expanded; the same depth bounds a JSON document.\n\n' +
+  `At most ${REGISTRY_BODY_LIMIT / MiB} MiB (this route's body limit, above the service's ` +
+  `${DEFAULT_BODY_LIMIT / MiB} MiB) and, counted as the body is read, before anything is built from it: ` +
+  `nesting of at most ${MAX_DEPTH} levels, at most ${MAX_DOCUMENT_METRICS} entries in any one list or object ` +
+  `(so at most ${MAX_DOCUMENT_METRICS} metrics), at most ${MAX_JSON_DOCUMENT_NODES} values in all in JSON and ` +
+  `${MAX_YAML_DOCUMENT_NODES} in YAML (which costs the server more to read; send JSON for the largest ` +
+  'registries), each with a 400 naming its place. YAML is read as data only: anchors, aliases, merge keys ' +
+  '(`<<`), explicit tags, duplicate keys and several documents in one stream are refused (400), never ' +
+  'expanded; duplicate member names in JSON are refused too. The body must be UTF-8. Each text of the ' +
+  'document has a length limit by field and holds no control characters but tab and line breaks (see the ' +
+  'RegistryDocument schema); a dbt or OSI file is checked in the document it translates to, not in parts ' +
+  'that are not imported.\n\n' +
   `${writeQueueDescription}\n\n` +
   `${writerDescription('registry:write')}`;
 
@@ -526,7 +549,13 @@ function buildPaths() {
         summary: 'Record validation evidence',
         description:
           `Results of validation runs (a warehouse test of a metric passed or failed), at most ` +
-          `${MAX_VALIDATION_RESULTS} a request and ${DEFAULT_BODY_LIMIT / MiB} MiB, recorded all or nothing: one ` +
+          `${MAX_VALIDATION_RESULTS} a request (counted as the body is read, before anything is built from it) ` +
+          `and ${Math.ceil(VALIDATIONS_BODY_LIMIT / MiB)} MiB (a maximal batch: every result at its bounds, ` +
+          `\`details\` ${MAX_VALIDATION_DETAILS} characters, \`source\` ${MAX_VALIDATION_SOURCE}, ` +
+          `\`metric_key\` ${MAX_VALIDATION_METRIC_KEY}, in UTF-8). \`ran_at\` is from ${EARLIEST_YEAR} to ` +
+          `${LATEST_YEAR} and at most ${MAX_VALIDATION_FUTURE_MS / 60_000} minutes ahead of the server's clock; ` +
+          'texts hold no control characters but tab and line breaks; the body is UTF-8 JSON without duplicate ' +
+          'member names. Recorded all or nothing: one ' +
           'unknown `metric_key` and nothing is recorded. A result already recorded (same metric, `ran_at` and ' +
           '`source`) is not recorded twice. The contract’s `last_validated_at` and the trust verdict follow at once: ' +
           'a metric whose latest validation failed is `use_with_caution` with the reason `failed_validation`.\n\n' +
@@ -544,9 +573,9 @@ function buildPaths() {
             recordedValidationsExample,
           ),
           '400': problemsResponse(
-            'The body is not JSON, or a result is not valid or names no metric of the organization (every problem ' +
-              'is reported, each naming its place), or a query parameter was sent (the route takes none). Nothing ' +
-              'is recorded.',
+            'The body is not UTF-8 JSON or breaks a limit, or a result is not valid or names no metric of the ' +
+              'organization (every problem is reported, each naming its place), or a query parameter was sent (the ' +
+              'route takes none). Nothing is recorded.',
             rateLimitHeaders,
             documentProblems([
               'results[0].metric_key: no metric with key "net_revenue_retentoin" in this organization',
@@ -559,7 +588,7 @@ function buildPaths() {
           ),
           '401': ref('responses', 'WriterUnauthorized'),
           '403': writerForbidden(''),
-          '413': bodyTooLarge(DEFAULT_BODY_LIMIT),
+          '413': bodyTooLarge(VALIDATIONS_BODY_LIMIT),
           '415': errorResponse('The body is not application/json.', rateLimitHeaders, errors.jsonContentTypeRequired),
           ...writeQueueResponses,
           '429': ref('responses', 'RateLimited'),

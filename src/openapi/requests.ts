@@ -17,12 +17,15 @@ import { metricDefinitionShape, timestamp } from '../fixtures/schema.js';
 import { ApprovalDecision, LifecycleStatus, RelationshipKind, VersionStatus } from '../generated/prisma/enums.js';
 import { createServiceTokenBody } from '../http/admin-routes.js';
 import { createWebhookBody } from '../http/webhook-routes.js';
+import { DEFAULTABLE_FIELDS, MAX_METRIC_KEY_LENGTH, METRIC_KEY_PATTERN } from '../registry/document.js';
 import {
-  DEFAULTABLE_FIELDS,
+  EARLIEST_YEAR,
+  LATEST_YEAR,
   MAX_DOCUMENT_METRICS,
-  MAX_METRIC_KEY_LENGTH,
-  METRIC_KEY_PATTERN,
-} from '../registry/document.js';
+  MAX_NAME_CHARACTERS,
+  MAX_PROSE_CHARACTERS,
+  MAX_SQL_CHARACTERS,
+} from '../registry/limits.js';
 import { validationBatch } from '../registry/validations.js';
 
 /**
@@ -117,7 +120,12 @@ export const RegistryMetric = z
     'A metric, keyed by `key` (no ids: the service derives them). Every field of the fixture format’s metric, ' +
       'with the defaults shown; `id`, `project_id`, `domain_id`, `created_at`, `updated_at`, `validations`, ' +
       '`challenges` and `threads` are refused, like any unknown field. A field left out takes its default ' +
-      '(or the value in `defaults`) on every apply.',
+      '(or the value in `defaults`) on every apply.\n\n' +
+      `Each text at most ${MAX_NAME_CHARACTERS} characters (names, labels, list entries), ` +
+      `${MAX_PROSE_CHARACTERS} in \`description\`, \`business_definition\`, \`change_summary\`, \`comment\`, ` +
+      `\`filters\` and the free-form JSON fields, ${MAX_SQL_CHARACTERS} in \`sql_expression\` and ` +
+      '`execution_context`; no control characters but tab and line breaks; timestamps from ' +
+      `${EARLIEST_YEAR} to ${LATEST_YEAR} (docs/registry-document.md, "Limits").`,
   );
 
 export const RegistryDefaults = z

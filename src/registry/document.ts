@@ -9,12 +9,11 @@ import { z } from 'zod';
 import { problemsFromZod } from '../fixtures/fixture-error.js';
 import { metricDefinitionShape, timestamp } from '../fixtures/schema.js';
 import { ApprovalDecision, LifecycleStatus, RelationshipKind, VersionStatus } from '../generated/prisma/enums.js';
+import { MAX_DOCUMENT_METRICS } from './limits.js';
 import type { RegistryProblem } from './registry-error.js';
 
 export const METRIC_KEY_PATTERN = /^[a-z0-9][a-z0-9_.-]*$/;
 export const MAX_METRIC_KEY_LENGTH = 128;
-/** More than any registry we have seen by an order of magnitude; bounds the work of one apply. */
-export const MAX_DOCUMENT_METRICS = 100_000;
 
 const metricKey = z
   .string()

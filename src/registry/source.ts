@@ -3,8 +3,8 @@
  * a registry document (YAML or JSON), a dbt semantic manifest, or an Open
  * Semantic Interchange document. Foreign formats go through their importer
  * (src/importers/, pure translations) and then through the same validation
- * as a hand-written document. The CLI and the HTTP route both read files
- * through here.
+ * as a hand-written document, the text it would store checked first. The
+ * CLI and the HTTP route both read files through here.
  */
 import { formatIssuePath } from '../fixtures/schema.js';
 import type { LifecycleStatus } from '../generated/prisma/enums.js';
@@ -13,6 +13,7 @@ import { ImportError } from '../importers/import-error.js';
 import { importOsiDocument } from '../importers/osi.js';
 import { parseRegistryDocument, type RegistryDocument } from './document.js';
 import { RegistryError } from './registry-error.js';
+import { storedTextProblems } from './stored-text.js';
 import { type DocumentFormat, describeTextProblem, parseDocumentText } from './text.js';
 
 export const SOURCE_FORMATS = ['registry', 'dbt', 'osi'] as const;
@@ -60,6 +61,8 @@ export function readRegistrySource(text: string, options: SourceOptions): ReadSo
     // Problems found past the import are in the document it made, not in the file.
     locate = (path) => `${formatIssuePath(path) || '(document)'} of the document imported from the file`;
   }
+  const unstorable = storedTextProblems(input);
+  if (unstorable.length > 0) return { ok: false, lines: new RegistryError(unstorable).lines(locate) };
   const parsed = parseRegistryDocument(input);
   if (!parsed.ok) return { ok: false, lines: new RegistryError(parsed.problems).lines(locate) };
   return { ok: true, document: parsed.document, input, locate };

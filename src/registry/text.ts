@@ -1,25 +1,31 @@
 /**
  * A registry document's text, YAML or JSON, to plain data, and document paths
- * back to YAML lines. YAML is read as data only: anchors and aliases, merge
- * keys, explicit tags, duplicate keys, several documents in one file and
- * nesting past MAX_DEPTH are refused rather than expanded, so a small file
+ * back to YAML lines. The structure is counted while it is read
+ * (src/registry/text-scan.ts): nesting, entries and values past their limits
+ * are refused before anything is built. YAML is read as data only: anchors
+ * and aliases, merge keys, explicit tags, duplicate keys and several
+ * documents in one file are refused rather than expanded, so a small file
  * cannot expand into a large one (billion laughs) or into types that JSON
- * does not have.
+ * does not have; JSON's duplicate member names are refused as YAML's are.
  */
-import { type Document, isCollection, isNode, isScalar, LineCounter, parseDocument, visit } from 'yaml';
+import {
+  Composer,
+  type CST,
+  type Document,
+  isMap,
+  isNode,
+  isScalar,
+  LineCounter,
+  type Node,
+  visit,
+  type YAMLMap,
+  YAMLParseError,
+} from 'yaml';
 import { formatIssuePath } from '../fixtures/schema.js';
-import { storableText, UNSTORABLE_TEXT } from '../metric/input.js';
+import { DOCUMENT_LIMITS, type StructureLimits } from './limits.js';
+import { readYamlTokens, scanJson, type TextProblem } from './text-scan.js';
 
 export type DocumentFormat = 'json' | 'yaml';
-
-/** Deeper than any registry document needs (a metric's own JSON fields included). */
-export const MAX_DEPTH = 64;
-
-export interface TextProblem {
-  message: string;
-  line?: number;
-  column?: number;
-}
 
 export type ParsedText =
   | { ok: true; value: unknown; format: DocumentFormat; locate: (path: readonly PropertyKey[]) => string }
@@ -32,54 +38,40 @@ export function detectFormat(text: string, fileName?: string): DocumentFormat {
   return /^\s*[{[]/.test(text) ? 'json' : 'yaml';
 }
 
-/**
- * The path of the first string (value or member name) that cannot be stored
- * ({@link storableText}); null when there is none.
- */
-function unstorableAt(value: unknown, path: PropertyKey[] = []): PropertyKey[] | null {
-  if (typeof value === 'string') return storableText(value) ? null : path;
-  if (value === null || typeof value !== 'object') return null;
-  const entries: [PropertyKey, unknown][] = Array.isArray(value)
-    ? value.map((item, i) => [i, item])
-    : Object.entries(value);
-  for (const [key, child] of entries) {
-    if (typeof key === 'string' && !storableText(key)) return [...path, key];
-    const found = unstorableAt(child, [...path, key]);
-    if (found) return found;
-  }
-  return null;
-}
-
-/** A parsed document holding text that cannot be stored is refused with the place. */
-function storable(parsed: ParsedText): ParsedText {
-  if (!parsed.ok) return parsed;
-  const path = unstorableAt(parsed.value);
-  if (path === null) return parsed;
-  return { ok: false, problems: [{ message: `${parsed.locate(path) || '(document)'}: ${UNSTORABLE_TEXT}` }] };
-}
-
-function jsonDepthOk(value: unknown, depth = 0): boolean {
-  if (value === null || typeof value !== 'object') return true;
-  if (depth >= MAX_DEPTH) return false;
-  const children = Array.isArray(value) ? value : Object.values(value);
-  return children.every((child) => jsonDepthOk(child, depth + 1));
-}
-
 export function describeTextProblem(problem: TextProblem): string {
   return problem.line === undefined
     ? problem.message
     : `line ${problem.line}, column ${problem.column}: ${problem.message}`;
 }
 
-function parseJson(text: string): ParsedText {
+function parseJson(text: string, limits: StructureLimits): ParsedText {
+  const problem = scanJson(text, limits);
+  if (problem) return { ok: false, problems: [problem] };
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (error) {
     return { ok: false, problems: [{ message: `not valid JSON: ${(error as Error).message}` }] };
   }
-  if (!jsonDepthOk(value)) return { ok: false, problems: [{ message: `nested deeper than ${MAX_DEPTH} levels` }] };
   return { ok: true, value, format: 'json', locate: formatIssuePath };
+}
+
+/**
+ * A mapping's keys that are not plain values, or that repeat one before them.
+ * The composer's own check compares each key with every one before it:
+ * quadratic in the size of a mapping.
+ */
+function duplicateKeys(map: YAMLMap, report: (node: Node | null, message: string) => void) {
+  const keys = new Set<string>();
+  for (const { key } of map.items) {
+    if (!isScalar(key)) {
+      report(key as Node | null, 'a key must be a plain value');
+      continue;
+    }
+    const name = String(key.value);
+    if (keys.has(name)) report(key, 'duplicate key');
+    keys.add(name);
+  }
 }
 
 /** The problems of a YAML document that would make it more than plain data. */
@@ -99,6 +91,7 @@ function unsafeYaml(document: Document, lines: LineCounter, text: string): TextP
     const position = offset === undefined ? undefined : lines.linePos(offset);
     problems.push({ message, line: position?.line, column: position?.col });
   };
+  // The walk recurses once a level: the structure was counted before (at most MAX_DEPTH).
   visit(document, {
     Alias(_key, node) {
       report(node, `aliases (*${node.source}) are not allowed`);
@@ -107,56 +100,47 @@ function unsafeYaml(document: Document, lines: LineCounter, text: string): TextP
     Pair(_key, pair) {
       if (isScalar(pair.key) && pair.key.value === '<<') report(pair.key, 'merge keys (<<) are not allowed');
     },
-    Node(_key, node, path) {
+    Node(_key, node) {
       if (node.anchor) report(node, `anchors (&${node.anchor}) are not allowed`, `&${node.anchor}`);
       // The composer sets `tag` only for a tag written in the source.
       if (node.tag) report(node, `tags (${node.tag}) are not allowed`, '!');
-      if (isCollection(node) && path.filter((step) => isCollection(step)).length >= MAX_DEPTH) {
-        report(node, `nested deeper than ${MAX_DEPTH} levels`);
-        return visit.BREAK;
-      }
-      return undefined;
+      if (isMap(node)) duplicateKeys(node, report);
     },
   });
   return problems;
 }
 
-/** The parser and its walks recurse once a level: a document nested far deeper than MAX_DEPTH overflows the stack. */
-function parseYaml(text: string): ParsedText {
-  try {
-    return parseYamlDocument(text);
-  } catch (error) {
-    if (error instanceof RangeError)
-      return { ok: false, problems: [{ message: `nested deeper than ${MAX_DEPTH} levels` }] };
-    throw error;
+/** The first of the documents the tokens hold; a second is an error of the first, as parseDocument() says it. */
+function composeOne(tokens: Iterable<CST.Token>, text: string): Document.Parsed {
+  const composer = new Composer({ uniqueKeys: false, merge: false, schema: 'core', keepSourceTokens: false });
+  let document: Document.Parsed | undefined;
+  for (const composed of composer.compose(tokens, true, text.length)) {
+    if (!document) document = composed;
+    else {
+      document.errors.push(
+        new YAMLParseError(composed.range.slice(0, 2) as [number, number], 'MULTIPLE_DOCS', 'several documents'),
+      );
+      break;
+    }
   }
+  // compose(tokens, true) always ends with a document, an empty one for an empty text.
+  return document as Document.Parsed;
 }
 
-function parseYamlDocument(text: string): ParsedText {
+function parseYaml(text: string, limits: StructureLimits): ParsedText {
   const lines = new LineCounter();
-  const document = parseDocument(text, {
-    lineCounter: lines,
-    uniqueKeys: true,
-    merge: false,
-    schema: 'core',
-    prettyErrors: false,
-    keepSourceTokens: false,
-  });
+  const read = readYamlTokens(text, lines, limits);
+  if (!read.ok) return { ok: false, problems: [read.problem] };
+  const document = composeOne(read.tokens, text);
   const position = (offset: number) => lines.linePos(offset);
   const fromErrors = [...document.errors, ...document.warnings].map((error): TextProblem => {
     const { line, col } = position(error.pos[0]);
     const message =
-      error.code === 'DUPLICATE_KEY'
-        ? 'duplicate key'
-        : error.code === 'MULTIPLE_DOCS'
-          ? 'a registry document is one YAML document: this one has several (a second "---")'
-          : (error.message.split('\n')[0] ?? error.code);
+      error.code === 'MULTIPLE_DOCS'
+        ? 'a registry document is one YAML document: this one has several (a second "---")'
+        : (error.message.split('\n')[0] ?? error.code);
     return { message: message.replace(/ at line \d+, column \d+:?$/, ''), line, column: col };
   });
-  // The parser reports its own stack overflow as a document error: the nesting is what is wrong.
-  if (fromErrors.some((problem) => /call stack/i.test(problem.message))) {
-    return { ok: false, problems: [{ message: `nested deeper than ${MAX_DEPTH} levels` }] };
-  }
   if (fromErrors.length > 0) return { ok: false, problems: fromErrors };
   const unsafe = unsafeYaml(document, lines, text);
   if (unsafe.length > 0) return { ok: false, problems: unsafe };
@@ -176,8 +160,12 @@ function parseYamlDocument(text: string): ParsedText {
   return { ok: true, value, format: 'yaml', locate };
 }
 
-/** Parses a document's text in the format given or detected. */
-export function parseDocumentText(text: string, format: DocumentFormat): ParsedText {
+/** Parses a document's text in the format given or detected, its structure within `limits`. */
+export function parseDocumentText(
+  text: string,
+  format: DocumentFormat,
+  limits: StructureLimits = DOCUMENT_LIMITS[format],
+): ParsedText {
   if (text.includes('\u0000')) return { ok: false, problems: [{ message: 'the document contains a NUL character' }] };
-  return storable(format === 'json' ? parseJson(text) : parseYaml(text));
+  return format === 'json' ? parseJson(text, limits) : parseYaml(text, limits);
 }

@@ -16,26 +16,27 @@ import { ValidationStatus } from '../generated/prisma/enums.js';
 import { storableText, UNSTORABLE_TEXT } from '../metric/input.js';
 import type { TrustPolicy } from '../metric/trust.js';
 import { uuidV5 } from '../uuid.js';
+import {
+  MAX_VALIDATION_DETAILS,
+  MAX_VALIDATION_FUTURE_MS,
+  MAX_VALIDATION_METRIC_KEY,
+  MAX_VALIDATION_RESULTS,
+  MAX_VALIDATION_SOURCE,
+} from './limits.js';
 import { RegistryError } from './registry-error.js';
 
-export const MAX_VALIDATION_RESULTS = 1000;
-const MAX_DETAILS = 10_000;
-const MAX_SOURCE = 200;
-
 const storable = (text: z.ZodString) => text.refine(storableText, UNSTORABLE_TEXT);
-
-/** Clocks differ a little; evidence from further ahead would keep a verdict fresh for as long as it lies. */
-const MAX_FUTURE_MS = 60 * 60 * 1000;
+const atMost = (max: number) => storable(z.string().max(max, `at most ${max} characters`));
 
 const result = z.strictObject({
-  metric_key: storable(z.string().min(1).max(128)),
+  metric_key: atMost(MAX_VALIDATION_METRIC_KEY).min(1),
   ran_at: timestamp.refine(
-    (ranAt) => new Date(ranAt).getTime() <= Date.now() + MAX_FUTURE_MS,
-    'must not be more than an hour in the future',
+    (ranAt) => new Date(ranAt).getTime() <= Date.now() + MAX_VALIDATION_FUTURE_MS,
+    `must not be more than ${MAX_VALIDATION_FUTURE_MS / 60_000} minutes in the future`,
   ),
   status: z.enum(ValidationStatus),
-  details: storable(z.string().max(MAX_DETAILS, `at most ${MAX_DETAILS} characters`)).default(''),
-  source: storable(z.string().max(MAX_SOURCE, `at most ${MAX_SOURCE} characters`)).default(''),
+  details: atMost(MAX_VALIDATION_DETAILS).default(''),
+  source: atMost(MAX_VALIDATION_SOURCE).default(''),
 });
 
 export const validationBatch = z.strictObject({

@@ -14,6 +14,7 @@ import { sweepOnce } from '../../src/changes/sweep.js';
 import { openApiDocument } from '../../src/openapi/document.js';
 import { registryDocumentExample, registryDocumentYaml } from '../../src/openapi/examples.js';
 import { parseRegistryDocument } from '../../src/registry/document.js';
+import { VALIDATIONS_BODY_LIMIT } from '../../src/registry/limits.js';
 import { parseDocumentText } from '../../src/registry/text.js';
 import { newKeySecret, registry } from '../fixtures/registry.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
@@ -850,7 +851,7 @@ describe('registry write routes and service tokens conform', () => {
         'POST',
         VALIDATIONS,
         { ...cookie(admin), ...asJson },
-        JSON.stringify({ results: [], pad: 'x'.repeat(16 * 1024 * 1024) }),
+        JSON.stringify({ results: [], pad: 'x'.repeat(VALIDATIONS_BODY_LIMIT) }),
       ],
       [415, 'PUT', REGISTRY, { ...cookie(admin), 'content-type': 'text/plain' }, empty],
       [415, 'PUT', REGISTRY, cookie(admin), ''],
