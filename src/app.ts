@@ -77,6 +77,8 @@ export interface AppOptions {
      * is open; unset: not run (tests run a sweep themselves).
      */
     changeSweep?: { intervalMs: number; retentionDays: number };
+    /** removals a prune makes without allow_removals (PRUNE_MAX_REMOVALS); default DEFAULT_PRUNE_MAX_REMOVALS */
+    pruneMaxRemovals?: number;
     /** what webhook endpoints may be and how deliveries are retried; default DEFAULT_WEBHOOK_SETTINGS */
     webhooks?: Partial<WebhookSettings>;
     /** the webhook delivery worker (src/webhooks/worker.ts), run by this app while it is open; unset: not run */
@@ -240,7 +242,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(changesRoute, { access, config, watcher });
   await app.register(apiKeyRoutes, { access });
   await app.register(webhookRoutes, { access, settings: webhookSettings });
-  await app.register(writeRoutes, { access, config, watcher });
+  await app.register(writeRoutes, { access, config, watcher, pruneMaxRemovals: config.pruneMaxRemovals });
   await app.register(openApiRoutes, { access });
   await app.register(graphiqlRoutes, { access });
   await app.register(rootRoute, { access });

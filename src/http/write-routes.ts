@@ -13,6 +13,7 @@ import { badRequest, documentProblems, errors, HttpError } from '../errors.js';
 import { LifecycleStatus } from '../generated/prisma/enums.js';
 import { applyRegistryDocument } from '../registry/apply.js';
 import { RegistryError } from '../registry/registry-error.js';
+import { RemovalsNotAllowed } from '../registry/removals.js';
 import { readRegistrySource, SOURCE_FORMATS, type SourceFormat } from '../registry/source.js';
 import { describeTextProblem, parseDocumentText } from '../registry/text.js';
 import { parseValidationBatch, recordValidations } from '../registry/validations.js';
@@ -26,6 +27,8 @@ export interface WriteRoutesDeps {
   config: ServiceConfig;
   /** told of each commit, so that this instance's waiting long-polls answer at once */
   watcher: ChangeWatcher;
+  /** removals a prune makes without allow_removals (PRUNE_MAX_REMOVALS); default: the service's default */
+  pruneMaxRemovals?: number;
 }
 
 /** A registry document of 10,000 metrics is a few MiB; this leaves room and still bounds one request. */
@@ -62,8 +65,19 @@ function booleanQuery(request: FastifyRequest, name: string): boolean {
   throw new HttpError(badRequest(`${name} must be true or false`));
 }
 
+/** A count of removals: a whole number, as many digits as a document's metrics can need. */
+function removalsQuery(request: FastifyRequest): number | undefined {
+  const value = (request.query as Record<string, unknown>).allow_removals;
+  if (value === undefined) return undefined;
+  if (typeof value === 'string' && /^\d{1,7}$/.test(value)) return Number(value);
+  throw new HttpError(badRequest('allow_removals must be a whole number of metrics (0 or more)'));
+}
+
+/** How the refusal of a prune tells an HTTP caller to accept `count` removals. */
+export const confirmRemovals = (count: number) => `allow_removals=${count}`;
+
 export async function writeRoutes(app: FastifyInstance, deps: WriteRoutesDeps) {
-  const { access, config, watcher } = deps;
+  const { access, config, watcher, pruneMaxRemovals } = deps;
   const principals = new WeakMap<FastifyRequest, Principal>();
 
   /**
@@ -106,6 +120,7 @@ export async function writeRoutes(app: FastifyInstance, deps: WriteRoutesDeps) {
       const principal = principalOf(request);
       const dryRun = booleanQuery(request, 'dry_run');
       const prune = booleanQuery(request, 'prune');
+      const allowRemovals = removalsQuery(request);
       const format = sourceFormatQuery(request);
       const source = readRegistrySource(typeof request.body === 'string' ? request.body : '', {
         format,
@@ -119,16 +134,30 @@ export async function writeRoutes(app: FastifyInstance, deps: WriteRoutesDeps) {
         throw new HttpError(errors.otherOrganization(document.organization, principal.org.slug));
       }
       try {
-        const { plan, applied, events } = await applyRegistryDocument(access.prisma, principal.org.id, document, {
+        const outcome = await applyRegistryDocument(access.prisma, principal.org.id, document, {
           dryRun,
           prune,
+          allowRemovals,
+          maxRemovals: pruneMaxRemovals,
           trust: config.trust,
         });
+        const { plan, applied, events } = outcome;
         if (!dryRun) await noteOrganizationWrite(access, request, principal.org.id);
         if (events) watcher.poke(principal.org.id);
-        return { data: { plan: plan.entries, totals: plan.totals, dry_run: dryRun, applied } };
+        return {
+          data: {
+            plan: plan.entries,
+            totals: plan.totals,
+            dry_run: dryRun,
+            applied,
+            allow_removals_required: outcome.allowRemovalsRequired,
+          },
+        };
       } catch (error) {
         if (error instanceof RegistryError) throw problemsResponse(error.lines(locate));
+        if (error instanceof RemovalsNotAllowed) {
+          throw new HttpError(errors.removalsNotAllowed(error.lines(confirmRemovals)));
+        }
         throw error;
       }
     },

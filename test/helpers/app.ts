@@ -77,6 +77,8 @@ export interface TestAppOptions {
   webhooks?: Partial<WebhookSettings>;
   /** default: no delivery worker */
   webhookWorker?: Partial<WebhookWorkerSettings>;
+  /** removals a prune makes without allow_removals; default: the service's (PRUNE_MAX_REMOVALS) */
+  pruneMaxRemovals?: number;
 }
 
 /** Builds one more app (an instance) over an existing test database. */
@@ -104,6 +106,7 @@ export async function buildTestInstance(database: Database, options: TestAppOpti
       throttle: options.throttle ?? { pointsPerMinute: 100_000, failureCost: 10 },
       webhooks: options.webhooks,
       webhookWorker: options.webhookWorker,
+      pruneMaxRemovals: options.pruneMaxRemovals,
     },
   });
   if (!options.rateLimiter) app.addHook('onClose', () => rateLimiter.close());
