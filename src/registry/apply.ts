@@ -2,10 +2,11 @@
  * Applies a registry document to one organization: in one transaction, under
  * a per-organization advisory lock (applies to one organization run one after
  * the other), the state is read, the plan made from it (src/registry/plan.ts),
- * its removals checked against what the request allows (src/registry/removals.ts)
- * and its rows written. Removed metrics are archived, restored ones brought
- * back (src/registry/archive.ts), in the same transaction. Nothing is written when the plan changes nothing, so
- * a second apply of the same document leaves every `updated_at`, ETag and
+ * its removals checked against what the request allows
+ * (src/registry/removals.ts) and its rows written; removed metrics are
+ * archived and restored ones brought back (src/registry/archive.ts) in the
+ * same transaction. Nothing is written when the plan changes nothing, so a
+ * second apply of the same document leaves every `updated_at`, ETag and
  * `metrics_version` as it was. Readers see the registry before or after.
  *
  * ETags, `metrics_version` and search documents follow from the database's
