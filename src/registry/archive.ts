@@ -48,10 +48,13 @@ const RESTORED_TABLES = [
   'metric_trust_state',
 ] as const satisfies readonly (typeof SNAPSHOT_TABLES)[number][];
 
-const snapshotObject = `jsonb_build_object('metric', to_jsonb(m), ${SNAPSHOT_TABLES.map(
-  (table) =>
-    `'${table}', (SELECT coalesce(jsonb_agg(to_jsonb(c)), '[]'::jsonb) FROM "${table}" c WHERE c."metric_id" = m."id")`,
-).join(', ')})`;
+/** Tables whose only index on `metric_id` follows `org_id`: their rows are found by both. */
+const BY_ORGANIZATION = new Set<string>(['discussion_summary', 'meter_event']);
+
+const snapshotObject = `jsonb_build_object('metric', to_jsonb(m), ${SNAPSHOT_TABLES.map((table) => {
+  const organization = BY_ORGANIZATION.has(table) ? ` AND c."org_id" = m."org_id"` : '';
+  return `'${table}', (SELECT coalesce(jsonb_agg(to_jsonb(c)), '[]'::jsonb) FROM "${table}" c WHERE c."metric_id" = m."id"${organization})`;
+}).join(', ')})`;
 
 /**
  * Archives the metrics `ids` of the organization, before they are deleted. A
