@@ -83,6 +83,8 @@ export interface AppOptions {
      * is open; unset: not run (tests run a sweep themselves).
      */
     changeSweep?: { intervalMs: number; retentionDays: number };
+    /** removals a prune makes without allow_removals (PRUNE_MAX_REMOVALS); default DEFAULT_PRUNE_MAX_REMOVALS */
+    pruneMaxRemovals?: number;
     /** what webhook endpoints may be and how deliveries are retried; default DEFAULT_WEBHOOK_SETTINGS */
     webhooks?: Partial<WebhookSettings>;
     /** the webhook delivery worker (src/webhooks/worker.ts), run by this app while it is open; unset: not run */
@@ -253,7 +255,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     connections: writeConnections(database.connections),
     ...config.registryWrites,
   });
-  await app.register(writeRoutes, { access, config, watcher, writeQueue });
+  await app.register(writeRoutes, {
+    access,
+    config,
+    watcher,
+    writeQueue,
+    pruneMaxRemovals: config.pruneMaxRemovals,
+  });
   await app.register(openApiRoutes, { access });
   await app.register(graphiqlRoutes, { access });
   await app.register(rootRoute, { access });

@@ -27,6 +27,7 @@ try {
       return database.prisma;
     },
     trust: { staleValidationDays: env.TRUST_STALE_VALIDATION_DAYS },
+    pruneMaxRemovals: env.PRUNE_MAX_REMOVALS,
     webhooks: webhookSettingsFromEnv(env),
     out: (line) => process.stdout.write(`${line}\n`),
     err: (line) => process.stderr.write(`${line}\n`),

@@ -4,6 +4,7 @@
  */
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import { DEFAULT_PRUNE_MAX_REMOVALS } from './registry/removals.js';
 import {
   DEFAULT_RETRY_SCHEDULE_MS,
   DEFAULT_WEBHOOK_SETTINGS,
@@ -241,6 +242,8 @@ export const envSchema = z
     TRUST_SWEEP_INTERVAL_S: z.coerce.number().int().min(1).max(86_400).default(60),
     /** change-feed events are kept at least this many days; a cursor before them answers 410 */
     CHANGES_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
+    /** a prune removing more metrics than this (or every metric) needs allow_removals (src/registry/removals.ts) */
+    PRUNE_MAX_REMOVALS: z.coerce.number().int().min(0).max(1_000_000).default(DEFAULT_PRUNE_MAX_REMOVALS),
     /** the waits before each retry of a failed webhook delivery; past the last, the last again (src/webhooks/worker.ts) */
     WEBHOOK_RETRY_SCHEDULE: retrySchedule,
     /** a webhook endpoint failing without a success this long is disabled */

@@ -74,6 +74,11 @@ export const errors = {
   otherOrganization: (named: string, own: string) =>
     plain(403, `the document's organization "${named}" is not the caller's organization (${own})`),
   notFound: plain(404, 'Not found'),
+  /**
+   * a prune past the removals the request accepts (src/registry/removals.ts): why, then the metrics
+   * it would remove (the first of them; the dry run's plan lists every one)
+   */
+  removalsNotAllowed: (lines: readonly string[]) => documentProblems(lines),
   /** a change-feed cursor whose following events retention removed (src/changes/feed.ts says why) */
   cursorExpired: (message: string) => plain(410, message),
   internal: plain(500, 'Internal server error'),

@@ -140,6 +140,7 @@ const app = await buildApp({
     requestTimeoutMs: env.REQUEST_TIMEOUT_MS,
     throttle: { pointsPerMinute: env.THROTTLE_PER_MINUTE, failureCost: env.THROTTLE_FAILURE_COST },
     changeSweep: { intervalMs: env.TRUST_SWEEP_INTERVAL_S * 1000, retentionDays: env.CHANGES_RETENTION_DAYS },
+    pruneMaxRemovals: env.PRUNE_MAX_REMOVALS,
     webhooks: webhookSettingsFromEnv(env),
     webhookWorker: { leaseMs: env.WEBHOOK_LEASE_MS },
   },

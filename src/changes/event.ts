@@ -1,9 +1,10 @@
 /**
  * The events of the change feed, as CloudEvents 1.0 (JSON format): what a
  * consumer of a governed metric hears when it is created, changed, removed,
- * validated, or when its trust verdict changes. Every event's `data` starts
- * with the metric it is about (`id`, `key`, `name`, and `lifecycle_status`
- * after the change); the rest depends on the type (README, "Change feed").
+ * restored, validated, or when its trust verdict changes. Every event's `data`
+ * starts with the metric it is about (`id`, `key`, `name`, and
+ * `lifecycle_status` after the change); the rest depends on the type (README,
+ * "Change feed").
  */
 import type { Trust } from '../metric/trust.js';
 
@@ -11,6 +12,7 @@ export const CHANGE_EVENT_TYPES = [
   'metric.created',
   'metric.updated',
   'metric.removed',
+  'metric.restored',
   'metric.lifecycle_changed',
   'metric.version_released',
   'metric.validated',

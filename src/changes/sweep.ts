@@ -1,6 +1,7 @@
 /**
  * The periodic sweep: trust verdicts that time changes (validation evidence
- * becoming stale) and the feed's retention. Each organization is claimed by
+ * becoming stale) and the feed's retention, which is also how long a metric a
+ * prune removed can be restored (src/registry/archive.ts). Each organization is claimed by
  * one instance per interval (its `swept_at`, taken with SKIP LOCKED), then
  * swept in a transaction of its own under the registry lock, so it takes
  * turns with applies and validations; an instance that dies mid-sweep leaves
@@ -16,7 +17,7 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 
 export interface SweepOptions {
   intervalMs: number;
-  /** events older than this many days are removed (a cursor before them answers 410) */
+  /** events, and metrics removed, older than this many days are forgotten (a cursor before them answers 410) */
   retentionDays: number;
   trust: TrustPolicy;
 }
@@ -57,6 +58,7 @@ async function sweepOrganization(prisma: PrismaClient, orgId: string, options: S
           DELETE FROM change_event WHERE org_id = ${orgId}::uuid AND seq <= (SELECT through FROM expired))
         UPDATE change_feed SET pruned_through = greatest(pruned_through, (SELECT through FROM expired))
         WHERE org_id = ${orgId}::uuid AND (SELECT through FROM expired) IS NOT NULL`;
+      await tx.$executeRaw`DELETE FROM removed_metric WHERE org_id = ${orgId}::uuid AND removed_at < ${cutoff}`;
       return recorded;
     },
     { timeout: 120_000, maxWait: 30_000 },

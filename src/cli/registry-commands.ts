@@ -21,6 +21,7 @@ import { LifecycleStatus } from '../generated/prisma/enums.js';
 import { type ApplyOutcome, applyRegistryDocument } from '../registry/apply.js';
 import type { PlanEntry } from '../registry/plan.js';
 import { RegistryError } from '../registry/registry-error.js';
+import { RemovalsNotAllowed } from '../registry/removals.js';
 import { readRegistrySource, type SourceOptions } from '../registry/source.js';
 import { detectFormat } from '../registry/text.js';
 import { parseValidationBatch, recordValidations } from '../registry/validations.js';
@@ -46,7 +47,18 @@ const APPLY_OPTIONS = {
   'dry-run': { type: 'boolean' },
   prune: { type: 'boolean' },
   check: { type: 'boolean' },
+  'allow-removals': { type: 'string' },
 } as const;
+
+const confirmRemovals = (count: number) => `--allow-removals ${count}`;
+
+/** --allow-removals N: a whole number of metrics, or absent. */
+function allowRemovals(values: Values): number | undefined {
+  const value = values['allow-removals'];
+  if (value === undefined) return undefined;
+  if (typeof value === 'string' && /^\d{1,7}$/.test(value)) return Number(value);
+  throw new UsageError(`--allow-removals must be a whole number of metrics (got: ${String(value)})`);
+}
 
 /**
  * Reads `text` as `options` says, applies it to --org (or plans it: --dry-run,
@@ -61,6 +73,7 @@ async function applySource(
 ): Promise<number> {
   const check = values.check === true;
   const dryRun = check || values['dry-run'] === true;
+  const allowed = allowRemovals(values);
   const rejectedCode = check ? 2 : 1;
   const organization = await resolveOrganization(client, requiredString(values, 'org'));
   const source = readRegistrySource(text, { ...options, organization: organization.slug });
@@ -76,15 +89,24 @@ async function applySource(
     outcome = await applyRegistryDocument(client, organization.id, source.document, {
       dryRun,
       prune: values.prune === true,
+      allowRemovals: allowed,
+      maxRemovals: deps.pruneMaxRemovals,
       trust: trustPolicy(deps),
     });
   } catch (error) {
     if (error instanceof RegistryError) throw new CommandRejected(REJECTED, error.lines(source.locate), rejectedCode);
+    if (error instanceof RemovalsNotAllowed) {
+      const [why = '', ...keys] = error.lines(confirmRemovals);
+      throw new CommandRejected(why, keys, rejectedCode);
+    }
     throw error;
   }
   deps.out(`Plan for organization ${organization.slug}${dryRun ? ' (nothing written)' : ''}:`);
   printPlan(deps.out, outcome.plan.entries);
   deps.out(`Totals: ${totalsLine(outcome)}`);
+  if (dryRun && outcome.allowRemovalsRequired !== null) {
+    deps.out(`Applying this plan needs ${confirmRemovals(outcome.allowRemovalsRequired)}.`);
+  }
   if (check) {
     deps.out(outcome.plan.changes ? 'Drift: the registry differs from the document.' : 'No drift.');
     return outcome.plan.changes ? 1 : 0;
@@ -113,7 +135,7 @@ function printPlan(out: (line: string) => void, entries: readonly PlanEntry[]): 
 
 function totalsLine(outcome: ApplyOutcome): string {
   const { totals } = outcome.plan;
-  return `${totals.created} created, ${totals.updated} updated, ${totals.unchanged} unchanged, ${totals.absent} absent, ${totals.removed} removed`;
+  return `${totals.created} created, ${totals.restored} restored, ${totals.updated} updated, ${totals.unchanged} unchanged, ${totals.absent} absent, ${totals.removed} removed`;
 }
 
 export const REGISTRY_COMMANDS: Record<string, Command> = {
@@ -219,11 +241,12 @@ export const REGISTRY_COMMANDS: Record<string, Command> = {
     },
   },
   'registry:apply': {
-    usage: 'registry:apply --org ORG FILE [--dry-run] [--prune] [--check]',
+    usage: 'registry:apply --org ORG FILE [--dry-run] [--prune [--allow-removals N]] [--check]',
     summary:
       'make the registry match a registry document (YAML or JSON; FILE - reads standard input) and print the plan; ' +
       '--dry-run writes nothing; --check writes nothing and exits 0 when the registry matches the document, ' +
-      '1 when it differs, 2 when the document is refused',
+      '1 when it differs, 2 when the document is refused; a --prune removing more than PRUNE_MAX_REMOVALS ' +
+      'metrics, or every metric, needs --allow-removals with at least its count (the dry run says it)',
     options: APPLY_OPTIONS,
     positionals: 1,
     async run({ values, positionals: [file = ''], prisma, deps }) {
@@ -234,7 +257,7 @@ export const REGISTRY_COMMANDS: Record<string, Command> = {
   },
   'registry:import': {
     usage:
-      'registry:import --from dbt|osi --org ORG FILE [--default-lifecycle STATUS] [--apply [--dry-run] [--prune] [--check]]',
+      'registry:import --from dbt|osi --org ORG FILE [--default-lifecycle STATUS] [--apply [--dry-run] [--prune [--allow-removals N]] [--check]]',
     summary:
       'translate a dbt semantic manifest (target/semantic_manifest.json) or an OSI document into a registry document and print it (YAML); with --apply, apply it as registry:apply does',
     options: {
@@ -251,7 +274,9 @@ export const REGISTRY_COMMANDS: Record<string, Command> = {
       if (lifecycle !== undefined && !LIFECYCLE_STATUSES.includes(lifecycle as LifecycleStatus)) {
         throw new UsageError(`--default-lifecycle must be one of ${LIFECYCLE_STATUSES.join(', ')}`);
       }
-      const applyOnly = ['dry-run', 'prune', 'check'].filter((name) => values[name] === true);
+      const applyOnly = ['dry-run', 'prune', 'check', 'allow-removals'].filter(
+        (name) => values[name] !== undefined && values[name] !== false,
+      );
       if (values.apply !== true && applyOnly.length > 0) {
         throw new UsageError(`--${applyOnly[0]} goes with --apply`);
       }

@@ -17,6 +17,8 @@ export interface CliDeps {
   stdin?: () => Promise<string>;
   /** the trust thresholds whose verdict changes applies and validations announce; default: the service's defaults */
   trust?: TrustPolicy;
+  /** removals a prune makes without --allow-removals (PRUNE_MAX_REMOVALS); default: the service's default */
+  pruneMaxRemovals?: number;
   /** what a webhook URL may be (WEBHOOK_ALLOW_HTTP, WEBHOOK_ALLOW_PRIVATE_NETWORKS); default: the service's defaults */
   webhooks?: WebhookSettings;
 }

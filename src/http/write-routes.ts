@@ -14,6 +14,7 @@ import { LifecycleStatus } from '../generated/prisma/enums.js';
 import { applyRegistryDocument } from '../registry/apply.js';
 import { REGISTRY_BODY_LIMIT, VALIDATION_LIMITS, VALIDATIONS_BODY_LIMIT } from '../registry/limits.js';
 import { RegistryError } from '../registry/registry-error.js';
+import { RemovalsNotAllowed } from '../registry/removals.js';
 import { readRegistrySource, SOURCE_FORMATS, type SourceFormat } from '../registry/source.js';
 import { describeTextProblem, parseDocumentText } from '../registry/text.js';
 import { parseValidationBatch, recordValidations } from '../registry/validations.js';
@@ -36,6 +37,8 @@ export interface WriteRoutesDeps {
   watcher: ChangeWatcher;
   /** applies and validation results of an organization take turns through it */
   writeQueue: RegistryWriteQueue;
+  /** removals a prune makes without allow_removals (PRUNE_MAX_REMOVALS); default: the service's default */
+  pruneMaxRemovals?: number;
 }
 
 /** The query parameters of PUT /api/registry; any other is refused before the body is read. */
@@ -73,6 +76,17 @@ function booleanQuery(request: FastifyRequest, name: string): boolean {
   throw new HttpError(badRequest(`${name} must be true or false`));
 }
 
+/** A count of removals: a whole number, as many digits as a document's metrics can need. */
+function removalsQuery(request: FastifyRequest): number | undefined {
+  const value = (request.query as Record<string, unknown>).allow_removals;
+  if (value === undefined) return undefined;
+  if (typeof value === 'string' && /^\d{1,7}$/.test(value)) return Number(value);
+  throw new HttpError(badRequest('allow_removals must be a whole number of metrics (0 or more)'));
+}
+
+/** How the refusal of a prune tells an HTTP caller to accept `count` removals. */
+export const confirmRemovals = (count: number) => `allow_removals=${count}`;
+
 function writerOf(principal: Principal, write: RegistryWriter['write']): RegistryWriter {
   if (principal.kind === 'service_token') return { write, by: { kind: 'service_token', id: principal.tokenId } };
   if (principal.kind === 'session') return { write, by: { kind: 'user', id: principal.userId } };
@@ -89,7 +103,7 @@ function busyResponse(error: unknown): unknown {
 }
 
 export async function writeRoutes(app: FastifyInstance, deps: WriteRoutesDeps) {
-  const { access, config, watcher, writeQueue } = deps;
+  const { access, config, watcher, writeQueue, pruneMaxRemovals } = deps;
   const principals = new WeakMap<FastifyRequest, Principal>();
 
   /**
@@ -138,6 +152,7 @@ export async function writeRoutes(app: FastifyInstance, deps: WriteRoutesDeps) {
       const principal = principalOf(request);
       const dryRun = booleanQuery(request, 'dry_run');
       const prune = booleanQuery(request, 'prune');
+      const allowRemovals = removalsQuery(request);
       const format = sourceFormatQuery(request);
       const source = readRegistrySource(typeof request.body === 'string' ? request.body : '', {
         format,
@@ -152,16 +167,34 @@ export async function writeRoutes(app: FastifyInstance, deps: WriteRoutesDeps) {
       }
       try {
         const apply = () =>
-          applyRegistryDocument(access.prisma, principal.org.id, document, { dryRun, prune, trust: config.trust });
+          applyRegistryDocument(access.prisma, principal.org.id, document, {
+            dryRun,
+            prune,
+            allowRemovals,
+            maxRemovals: pruneMaxRemovals,
+            trust: config.trust,
+          });
         // A dry run takes no lock: it reads the registry as any reader does.
-        const { plan, applied, events } = dryRun
+        const outcome = dryRun
           ? await apply()
           : await writeQueue.run(principal.org.id, writerOf(principal, 'apply'), apply);
+        const { plan, applied, events } = outcome;
         if (!dryRun) await noteOrganizationWrite(access, request, principal.org.id);
         if (events) watcher.poke(principal.org.id);
-        return { data: { plan: plan.entries, totals: plan.totals, dry_run: dryRun, applied } };
+        return {
+          data: {
+            plan: plan.entries,
+            totals: plan.totals,
+            dry_run: dryRun,
+            applied,
+            allow_removals_required: outcome.allowRemovalsRequired,
+          },
+        };
       } catch (error) {
         if (error instanceof RegistryError) throw problemsResponse(error.lines(locate));
+        if (error instanceof RemovalsNotAllowed) {
+          throw new HttpError(errors.removalsNotAllowed(error.lines(confirmRemovals)));
+        }
         throw busyResponse(error);
       }
     },

@@ -8,7 +8,7 @@
 import { DEFAULT_CHANGES_LIMIT, ExpiredCursorError, MAX_CHANGES_LIMIT } from '../changes/feed.js';
 import { badRequest, documentProblems, type ErrorResponse, errors } from '../errors.js';
 import { LifecycleStatus } from '../generated/prisma/enums.js';
-import { APPLY_PARAMETERS } from '../http/write-routes.js';
+import { APPLY_PARAMETERS, confirmRemovals } from '../http/write-routes.js';
 import {
   MAX_DERIVED_DEPTH,
   MAX_DIMENSIONS,
@@ -34,6 +34,7 @@ import {
   REGISTRY_BODY_LIMIT,
   VALIDATIONS_BODY_LIMIT,
 } from '../registry/limits.js';
+import { DEFAULT_PRUNE_MAX_REMOVALS, RemovalsNotAllowed } from '../registry/removals.js';
 import { SOURCE_FORMATS } from '../registry/source.js';
 import { DEFAULT_REGISTRY_WRITE_SETTINGS } from '../registry/write-queue.js';
 import { MAX_WAIT_SECONDS } from '../rest/changes-route.js';
@@ -191,7 +192,12 @@ const registryDescription =
   'metric is created when its key is new and updated when any of its fields, versions, approvals or ' +
   'relationships differ (a field left out takes its default); versions, approvals and relationships of a listed ' +
   'metric are made to match its lists exactly. A metric the document does not list is kept (`absent`), or ' +
-  'removed with `prune=true` (`removed`), with what hangs off it.\n\n' +
+  'removed with `prune=true` (`removed`), with what hangs off it. A prune removing more than ' +
+  `\`PRUNE_MAX_REMOVALS\` (${DEFAULT_PRUNE_MAX_REMOVALS}) metrics, or every metric of the organization, needs ` +
+  '`allow_removals` of at least ' +
+  'its count (400 otherwise, naming the metrics); a dry run needs none and answers the count ' +
+  '(`allow_removals_required`). A removed metric is kept `CHANGES_RETENTION_DAYS`: a document listing its key ' +
+  'again within them restores it (`restored`) with its id, validation evidence and discussions.\n\n' +
   'All or nothing: a document that breaks any rule writes nothing, and the 400 names the place of each problem. ' +
   'Idempotent: applying the same document again writes nothing (no new `updated_at`, ETag or ' +
   '`metrics_version`). Applies to one organization run one after the other, and readers see the registry ' +
@@ -460,6 +466,14 @@ function buildPaths() {
           flag('dry_run', 'Plan only: write nothing and answer what an apply would do.'),
           flag('prune', 'Remove the organization’s metrics that the document does not list.'),
           queryParameter(
+            'allow_removals',
+            'With `prune=true`: how many removals the request accepts, as the reviewed plan (a dry run) counted ' +
+              'them. Needed when the plan removes more than `PRUNE_MAX_REMOVALS` metrics or every metric of the ' +
+              'organization; when given, a plan removing more than it is refused, whatever their number. A whole ' +
+              'number; any other value is 400.',
+            { type: 'integer', minimum: 0 },
+          ),
+          queryParameter(
             'format',
             'What the body is: `registry`, a registry document; `dbt`, a dbt semantic manifest ' +
               '(`target/semantic_manifest.json`); `osi`, an Open Semantic Interchange document. A dbt or OSI file ' +
@@ -524,6 +538,14 @@ function buildPaths() {
             badRequest('dry_run must be true or false'),
             badRequest(`format must be one of ${SOURCE_FORMATS.join(', ')}`),
             errors.unknownQueryParameter('check', APPLY_PARAMETERS),
+            errors.removalsNotAllowed(
+              new RemovalsNotAllowed(
+                ['arr_old', 'net_revenue_retention'],
+                undefined,
+                'every_metric',
+                DEFAULT_PRUNE_MAX_REMOVALS,
+              ).lines(confirmRemovals),
+            ),
           ),
           '401': ref('responses', 'WriterUnauthorized'),
           '403': writerForbidden(

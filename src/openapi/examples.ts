@@ -2,6 +2,8 @@
  * Examples shown in the OpenAPI document. The OpenAPI tests validate each one
  * against the schema it illustrates, so they cannot drift from it.
  */
+import type { PlanResult } from '../registry/plan.js';
+
 const metricId = '3f1c2a9e-8b4d-4c6e-9a1f-2b3c4d5e6f70';
 const orgId = '0b7e4a52-1c3d-4e5f-8a9b-0c1d2e3f4a5b';
 const T = '2026-01-15T09:30:00.000Z';
@@ -366,8 +368,9 @@ export const registryDocumentExample = {
   ],
 };
 
-const totals = (counts: Partial<Record<'created' | 'updated' | 'unchanged' | 'absent' | 'removed', number>>) => ({
+const totals = (counts: Partial<Record<PlanResult, number>>) => ({
   created: 0,
+  restored: 0,
   updated: 0,
   unchanged: 0,
   absent: 0,
@@ -390,6 +393,7 @@ export const registryPlanExample = {
     totals: totals({ created: 1, updated: 1, absent: 1 }),
     dry_run: false,
     applied: true,
+    allow_removals_required: null,
   },
 };
 
@@ -403,6 +407,7 @@ export const registryDryRunExample = {
     totals: totals({ unchanged: 2, removed: 1 }),
     dry_run: true,
     applied: false,
+    allow_removals_required: null,
   },
 };
 
@@ -415,6 +420,7 @@ export const registryNoChangeExample = {
     totals: totals({ unchanged: 2 }),
     dry_run: false,
     applied: false,
+    allow_removals_required: null,
   },
 };
 

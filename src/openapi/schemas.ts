@@ -450,6 +450,7 @@ export const WebhookTestResponse = z.object({
 const count = () => z.int().min(0);
 const planTotals = {
   created: count(),
+  restored: count(),
   updated: count(),
   unchanged: count(),
   absent: count(),
@@ -465,8 +466,10 @@ export const RegistryPlanResponse = z.object({
           result: z
             .enum(PLAN_RESULTS)
             .describe(
-              'created: a new key; updated: a field, version, approval or relationship differs; unchanged; ' +
-                'absent: in the registry, not in the document, kept; removed: the same with prune=true',
+              'created: a new key; restored: a key a prune removed within CHANGES_RETENTION_DAYS, back with its ' +
+                'id, evidence and discussions (its fields and lists as the document says); updated: a field, ' +
+                'version, approval or relationship differs; unchanged; absent: in the registry, not in the ' +
+                'document, kept; removed: the same with prune=true',
             ),
           changed_fields: z
             .array(z.string())
@@ -482,6 +485,12 @@ export const RegistryPlanResponse = z.object({
     applied: z
       .boolean()
       .describe('whether anything was written: false for a dry run and for a plan of only unchanged and absent'),
+    allow_removals_required: count()
+      .nullable()
+      .describe(
+        'the `allow_removals` an apply of this plan needs (its count of removals, when they are more than ' +
+          'PRUNE_MAX_REMOVALS or every metric of the organization); null: none',
+      ),
   }),
 });
 

@@ -1,9 +1,12 @@
 /**
  * Applies a registry document to one organization: in one transaction, under
  * a per-organization advisory lock (applies to one organization run one after
- * the other), the state is read, the plan made from it (src/registry/plan.ts)
- * and its rows written. Nothing is written when the plan changes nothing, so
- * a second apply of the same document leaves every `updated_at`, ETag and
+ * the other), the state is read, the plan made from it (src/registry/plan.ts),
+ * its removals checked against what the request allows
+ * (src/registry/removals.ts) and its rows written; removed metrics are
+ * archived and restored ones brought back (src/registry/archive.ts) in the
+ * same transaction. Nothing is written when the plan changes nothing, so a
+ * second apply of the same document leaves every `updated_at`, ETag and
  * `metrics_version` as it was. Readers see the registry before or after.
  *
  * ETags, `metrics_version` and search documents follow from the database's
@@ -16,9 +19,11 @@ import { metricsAffectedBy, trustTransitions } from '../changes/trust-transition
 import { lockRegistry } from '../db/registry-lock.js';
 import { Prisma, type PrismaClient } from '../generated/prisma/client.js';
 import type { TrustPolicy } from '../metric/trust.js';
+import { archiveMetrics, restoreHistory } from './archive.js';
 import type { RegistryDocument } from './document.js';
 import { applyEvents, type RemovedMetrics } from './events.js';
 import { desireDocument, metricsToCompare, type Plan, type PlanWrites, planApply } from './plan.js';
+import { checkRemovals, DEFAULT_PRUNE_MAX_REMOVALS, removalsToConfirm } from './removals.js';
 import { readRegistryState, readStoredMetrics } from './state.js';
 
 export interface ApplyOptions {
@@ -26,6 +31,10 @@ export interface ApplyOptions {
   prune?: boolean;
   /** plan only: nothing is written */
   dryRun?: boolean;
+  /** removals applied without confirmation (PRUNE_MAX_REMOVALS); default DEFAULT_PRUNE_MAX_REMOVALS */
+  maxRemovals?: number;
+  /** the removals the request accepts (allow_removals); needed past maxRemovals or to remove every metric */
+  allowRemovals?: number;
   now?: Date;
   /** the thresholds of the verdicts whose changes the apply announces (metric.trust_changed) */
   trust: TrustPolicy;
@@ -37,6 +46,8 @@ export interface ApplyOutcome {
   applied: boolean;
   /** events recorded in the change feed */
   events: number;
+  /** the allow_removals an apply of this plan needs; null: none */
+  allowRemovalsRequired: number | null;
 }
 
 /** Rows a statement carries at most: one JSON parameter of about a megabyte. */
@@ -128,10 +139,13 @@ async function deleteWhere(tx: Tx, table: string, key: string, ids: readonly str
   }
 }
 
-async function writePlan(tx: Tx, writes: PlanWrites): Promise<void> {
+async function writePlan(tx: Tx, orgId: string, writes: PlanWrites, now: Date): Promise<void> {
   await insertRows(tx, 'project', writes.projects);
   await insertRows(tx, 'domain', writes.domains);
-  await insertRows(tx, 'metric', writes.created);
+  await insertRows(tx, 'metric', [...writes.created, ...writes.restored]);
+  for (const chunk of chunks(writes.restored.map((row) => row.key))) {
+    await paced(() => restoreHistory(tx, orgId, chunk));
+  }
   await updateMetrics(
     tx,
     writes.updated.map(({ data }) => data),
@@ -142,6 +156,7 @@ async function writePlan(tx: Tx, writes: PlanWrites): Promise<void> {
   await insertRows(tx, 'metric_version', writes.versions);
   await insertRows(tx, 'approval', writes.approvals);
   await insertRows(tx, 'metric_relationship', writes.relationships);
+  for (const chunk of chunks(writes.removed)) await paced(() => archiveMetrics(tx, orgId, chunk, now));
   await deleteWhere(tx, 'metric', 'id', writes.removed);
 }
 
@@ -170,8 +185,9 @@ async function writeWithEvents(
   const changed = [...writes.updated.map(({ id }) => id), ...writes.removed];
   const affectedBefore = await metricsAffectedBy(tx, changed);
   const removed = await readRemoved(tx, writes.removed);
-  await writePlan(tx, writes);
-  const affectedAfter = await metricsAffectedBy(tx, [...writes.created.map(({ id }) => id), ...changed]);
+  await writePlan(tx, plan.orgId, writes, options.now);
+  const added = [...writes.created, ...writes.restored].map(({ id }) => id);
+  const affectedAfter = await metricsAffectedBy(tx, [...added, ...changed]);
   const gone = new Set(writes.removed);
   const candidates = [...new Set([...affectedBefore, ...affectedAfter])].filter((id) => !gone.has(id));
   const transitions = await trustTransitions(tx, plan.orgId, { ids: candidates }, options.trust, options.now);
@@ -194,14 +210,17 @@ export async function applyRegistryDocument(
       // Writes of this transaction are the apply's: they keep the applied_hash they set (see the migration).
       await tx.$executeRawUnsafe(`SET LOCAL registry.apply = 'on'`);
     }
-    const state = await readRegistryState(tx, orgId);
+    const keys = document.metrics.map((metric) => metric.key);
+    const state = await readRegistryState(tx, orgId, keys);
     const desired = desireDocument(document, state, planOptions);
     const details = await readStoredMetrics(tx, metricsToCompare(desired));
     const plan = planApply(desired, state, details, planOptions);
+    const maxRemovals = options.maxRemovals ?? DEFAULT_PRUNE_MAX_REMOVALS;
+    if (!dryRun) checkRemovals(plan, state, { maxRemovals, allowRemovals: options.allowRemovals });
     const applied = !dryRun && plan.changes;
     const events = applied
       ? await writeWithEvents(tx, plan, details, { now: planOptions.now, trust: options.trust })
       : 0;
-    return { plan, applied, events };
+    return { plan, applied, events, allowRemovalsRequired: removalsToConfirm(plan, state, maxRemovals) };
   }, TRANSACTION_OPTIONS);
 }

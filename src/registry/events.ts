@@ -1,6 +1,6 @@
 /**
  * The change-feed events of an apply (src/changes/): one per created,
- * updated and removed metric, in the plan's order, with a
+ * restored, updated and removed metric, in the plan's order, with a
  * `metric.lifecycle_changed` after an update of the lifecycle and a
  * `metric.version_released` for each version that became `released` or
  * `approved`. Trust transitions are found after the writes
@@ -56,7 +56,7 @@ export function applyEvents(
 ): NewChangeEvent[] {
   const { writes } = plan;
   const rows = new Map<string, MetricRow>();
-  for (const row of writes.created) rows.set(row.key, row);
+  for (const row of [...writes.created, ...writes.restored]) rows.set(row.key, row);
   for (const { data } of writes.updated) rows.set(data.key, data);
   const removedByKey = new Map([...removed.values()].map((metric) => [metric.key, metric]));
   const versionsOf = new Map<string, VersionRow[]>();
@@ -72,8 +72,13 @@ export function applyEvents(
       continue;
     }
     const row = rows.get(entry.key);
-    if (!row || (entry.result !== 'created' && entry.result !== 'updated')) continue;
+    if (!row) continue;
     const metric = ref(row);
+    // Its versions were released before it was removed: a restore announces no release.
+    if (entry.result === 'restored') {
+      events.push({ type: 'metric.restored', metric });
+      continue;
+    }
     const versions = versionsOf.get(row.id) ?? [];
     if (entry.result === 'created') {
       events.push({ type: 'metric.created', metric });

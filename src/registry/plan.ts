@@ -1,15 +1,19 @@
 /**
  * The plan of an apply: a pure function of a validated registry document and
  * the registry's state (src/registry/state.ts). It says, metric by metric,
- * what the apply does (`created`, `updated` with the fields that differ,
- * `unchanged`, `absent`, `removed`) and carries the rows it writes, so the
- * same plan is printed, checked (--check, dry run) and applied.
+ * what the apply does (`created`, `restored`, `updated` with the fields that
+ * differ, `unchanged`, `absent`, `removed`) and carries the rows it writes, so
+ * the same plan is printed, checked (--check, dry run) and applied.
+ *
+ * A key that a prune removed (src/registry/archive.ts) and the document lists
+ * again is `restored`: the metric comes back with its id and the time it was
+ * created, its fields and lists as the document says, its history as it was.
  *
  * Ids are derived, never invented: a new metric's id is the UUIDv5 of the
  * organization id and its key; a version's, of the metric id and its
  * definition_version; an approval's, of the metric id and its identity; a
  * new project's or domain's, of the organization id and its name. A metric
- * already in the registry keeps its id.
+ * already in the registry, or restored, keeps its id.
  *
  * Planning is in two steps so that an apply reads only what it compares:
  * {@link desireDocument} makes each metric's rows and a hash of them, and a
@@ -26,9 +30,9 @@ import { Prisma } from '../generated/prisma/client.js';
 import { uuidV5 } from '../uuid.js';
 import type { RegistryDocument, RegistryMetric } from './document.js';
 import { RegistryError, type RegistryProblem } from './registry-error.js';
-import type { RegistryState, StoredMetric, StoredSummary } from './state.js';
+import type { ArchivedSummary, RegistryState, StoredMetric, StoredSummary } from './state.js';
 
-export const PLAN_RESULTS = ['created', 'updated', 'unchanged', 'absent', 'removed'] as const;
+export const PLAN_RESULTS = ['created', 'restored', 'updated', 'unchanged', 'absent', 'removed'] as const;
 export type PlanResult = (typeof PLAN_RESULTS)[number];
 
 export interface PlanEntry {
@@ -45,6 +49,8 @@ export interface PlanWrites {
   projects: Prisma.ProjectCreateManyInput[];
   domains: Prisma.DomainCreateManyInput[];
   created: MetricRow[];
+  /** removed metrics the document lists again: their rows, with their archived ids and creation times */
+  restored: MetricRow[];
   updated: { id: string; data: MetricRow }[];
   /** metrics whose versions and approvals are replaced by `versions` and `approvals` */
   governanceOf: string[];
@@ -298,6 +304,8 @@ export interface DesiredMetric {
   key: string;
   id: string;
   stored: StoredSummary | undefined;
+  /** the removed metric of its key, when it is not in the registry */
+  archived: ArchivedSummary | undefined;
   row: MetricRow;
   governance: Governance;
   /** the approvals' definition_versions, in the document's order */
@@ -343,7 +351,9 @@ export function desireDocument(
   const storedByKey = new Map(state.metrics.map((metric) => [metric.key, metric]));
   const idsByKey = new Map(state.metrics.map((metric) => [metric.key, metric.id]));
   for (const metric of document.metrics) {
-    if (!idsByKey.has(metric.key)) idsByKey.set(metric.key, uuidV5(state.orgId, metric.key));
+    if (!idsByKey.has(metric.key)) {
+      idsByKey.set(metric.key, state.archived.get(metric.key)?.id ?? uuidV5(state.orgId, metric.key));
+    }
   }
   const problems = checkTargets(document, state, options.prune);
   const created: Pick<PlanWrites, 'projects' | 'domains'> = { projects: [], domains: [] };
@@ -362,6 +372,7 @@ export function desireDocument(
       key: metric.key,
       id,
       stored,
+      archived: stored ? undefined : state.archived.get(metric.key),
       row,
       governance,
       approvalVersions: metric.approvals.map((approval) => approval.definition_version),
@@ -394,6 +405,7 @@ export function planApply(
     projects: desired.projects,
     domains: desired.domains,
     created: [],
+    restored: [],
     updated: [],
     governanceOf: [],
     versions: [],
@@ -407,11 +419,12 @@ export function planApply(
     const { id, governance } = metric;
     const row = { ...metric.row, appliedHash: metric.hash };
     if (!metric.stored) {
-      writes.created.push(row);
+      if (metric.archived) writes.restored.push({ ...row, createdAt: metric.archived.createdAt });
+      else writes.created.push(row);
       writes.versions.push(...governance.versions);
       writes.approvals.push(...governance.approvals);
       writes.relationships.push(...governance.relationships);
-      entries.push({ key: metric.key, result: 'created', changed_fields: [] });
+      entries.push({ key: metric.key, result: metric.archived ? 'restored' : 'created', changed_fields: [] });
       continue;
     }
     const stored = metric.stored.appliedHash === metric.hash ? undefined : details.get(id);
@@ -441,6 +454,6 @@ export function planApply(
   }
   const totals = Object.fromEntries(PLAN_RESULTS.map((result) => [result, 0])) as Record<PlanResult, number>;
   for (const entry of entries) totals[entry.result]++;
-  const changes = totals.created + totals.updated + totals.removed > 0;
+  const changes = totals.created + totals.restored + totals.updated + totals.removed > 0;
   return { orgId: state.orgId, entries, totals, writes, changes };
 }

@@ -1,7 +1,8 @@
 /**
  * What an apply compares a document with, read inside its transaction after
  * its lock: first the organization's metrics by key with the hash of the
- * entry each was last applied from, its projects, domains and members; then,
+ * entry each was last applied from, the removed metrics (src/registry/archive.ts)
+ * of the document's keys, its projects, domains and members; then,
  * for the metrics whose hash is not the document's, everything an apply
  * compares (their fields, versions, approvals and relationships).
  */
@@ -23,9 +24,18 @@ export interface StoredSummary {
   appliedHash: string | null;
 }
 
+/** A metric a prune removed, which an apply listing its key restores. */
+export interface ArchivedSummary {
+  id: string;
+  key: string;
+  createdAt: Date;
+}
+
 export interface RegistryState {
   orgId: string;
   metrics: StoredSummary[];
+  /** the removed metrics of the keys asked for, by key */
+  archived: Map<string, ArchivedSummary>;
   /** project and domain ids by name (the oldest when a name repeats) */
   projects: Map<string, string>;
   domains: Map<string, string>;
@@ -39,12 +49,21 @@ function byName(rows: { id: string; name: string }[]): Map<string, string> {
   return names;
 }
 
-export async function readRegistryState(reader: Reader, orgId: string): Promise<RegistryState> {
+/** The state an apply of a document listing `keys` compares it with. */
+export async function readRegistryState(
+  reader: Reader,
+  orgId: string,
+  keys: readonly string[],
+): Promise<RegistryState> {
   const metrics = await reader.metric.findMany({
     where: { orgId },
     select: { id: true, key: true, appliedHash: true },
     orderBy: { key: 'asc' },
   });
+  // By key, not the whole archive: a key found here is one the document lists again.
+  const archived = await reader.$queryRaw<ArchivedSummary[]>`
+    SELECT "metric_id"::text AS "id", "key", ("snapshot"->'metric'->>'created_at')::timestamptz AS "createdAt"
+    FROM "removed_metric" WHERE "org_id" = ${orgId}::uuid AND "key" = ANY(${[...keys]}::text[])`;
   const projects = await reader.project.findMany({
     where: { orgId },
     select: { id: true, name: true },
@@ -60,7 +79,14 @@ export async function readRegistryState(reader: Reader, orgId: string): Promise<
     select: { user: { select: { id: true, email: true } } },
   });
   const memberIds = new Map(members.map(({ user }) => [user.email.toLowerCase(), user.id]));
-  return { orgId, metrics, projects: byName(projects), domains: byName(domains), memberIds };
+  return {
+    orgId,
+    metrics,
+    archived: new Map(archived.map((metric) => [metric.key, metric])),
+    projects: byName(projects),
+    domains: byName(domains),
+    memberIds,
+  };
 }
 
 /** Metrics a statement reads at most: the rows of a page of stored metrics stay small. */

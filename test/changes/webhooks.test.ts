@@ -388,6 +388,8 @@ describe('deliveries', () => {
         ],
         'prune=true',
       );
+      // Listed again, the removed metric is restored.
+      await apply(org, [docMetric('before_hook')]);
       const feed = await t.get('/api/v1/changes?limit=500', org.key);
       const events = feed.json().data as { id: string; type: string; data: { key: string } }[];
       const afterHook = events.slice(events.findIndex((e) => e.type === 'metric.created' && e.data.key === 'revenue'));

@@ -173,7 +173,7 @@ metrics:
     expect(applied.out).toEqual([
       'Plan for organization acme-analytics:',
       expect.stringMatching(planLine('created', 'net_revenue_retention')),
-      'Totals: 1 created, 0 updated, 0 unchanged, 0 absent, 0 removed',
+      'Totals: 1 created, 0 restored, 0 updated, 0 unchanged, 0 absent, 0 removed',
       'Applied.',
     ]);
     const check = await ok(['registry:apply', '--org', 'acme-analytics', '--check', registryFile]);
@@ -228,7 +228,14 @@ metrics:
       payload: readFileSync(registryFile, 'utf8'),
     });
     expect(put.statusCode, put.body).toBe(200);
-    expect(put.json().data.totals).toEqual({ created: 0, updated: 0, unchanged: 1, absent: 0, removed: 0 });
+    expect(put.json().data.totals).toEqual({
+      created: 0,
+      restored: 0,
+      updated: 0,
+      unchanged: 1,
+      absent: 0,
+      removed: 0,
+    });
 
     // The owner can sign in (session:create) and sees the token, never its secret.
     const session = await ok(['session:create', '--user', 'ada@acme.example', '--org', 'acme-analytics']);
@@ -252,7 +259,7 @@ describe('registry:apply', () => {
       `Plan for organization ${slug}:`,
       expect.stringMatching(planLine('unchanged', 'from_yaml')),
       expect.stringMatching(planLine('created', 'from_json')),
-      'Totals: 1 created, 0 updated, 1 unchanged, 0 absent, 0 removed',
+      'Totals: 1 created, 0 restored, 0 updated, 1 unchanged, 0 absent, 0 removed',
       'Applied.',
     ]);
     expect(await keysOf(slug)).toEqual(['from_json', 'from_yaml']);
@@ -285,7 +292,7 @@ describe('registry:apply', () => {
       `Plan for organization ${slug}:`,
       expect.stringMatching(planLine('updated', 'a', 'name, tags')),
       expect.stringMatching(planLine('absent', 'b')),
-      'Totals: 0 created, 1 updated, 0 unchanged, 1 absent, 0 removed',
+      'Totals: 0 created, 0 restored, 1 updated, 0 unchanged, 1 absent, 0 removed',
       'Applied.',
     ]);
     const again = await ok(['registry:apply', '--org', slug, v2]);
@@ -302,7 +309,7 @@ describe('registry:apply', () => {
     expect(dry.out).toEqual([
       `Plan for organization ${slug} (nothing written):`,
       expect.stringMatching(planLine('created', 'a')),
-      'Totals: 1 created, 0 updated, 0 unchanged, 0 absent, 0 removed',
+      'Totals: 1 created, 0 restored, 0 updated, 0 unchanged, 0 absent, 0 removed',
     ]);
     expect(await keysOf(slug)).toEqual([]);
     expect(await db.prisma.project.count({ where: { organization: { slug } } })).toBe(0);
@@ -338,6 +345,60 @@ describe('registry:apply', () => {
     expect(pruneDrift.code, pruneDrift.text).toBe(1);
     expect(pruneDrift.out).toContainEqual(expect.stringMatching(planLine('removed', 'b')));
     expect(await keysOf(slug)).toEqual(['a', 'b']);
+  });
+});
+
+describe('registry:apply --prune of many or every metric', () => {
+  const everyOfTwo =
+    'this prune would remove every metric of the organization (2); nothing was written. Review the plan (a dry run) and confirm with --allow-removals 2';
+
+  it('needs --allow-removals with at least its count; --dry-run says so and writes nothing', async () => {
+    const { slug } = await newOrg();
+    await ok([
+      'registry:apply',
+      '--org',
+      slug,
+      file('two.yaml', stringify(document(slug, [metric('a'), metric('b')]))),
+    ]);
+    const empty = file('empty.yaml', stringify(document(slug, [])));
+    const dry = await ok(['registry:apply', '--org', slug, '--dry-run', '--prune', empty]);
+    expect(dry.out.slice(-2)).toEqual([
+      'Totals: 0 created, 0 restored, 0 updated, 0 unchanged, 0 absent, 2 removed',
+      'Applying this plan needs --allow-removals 2.',
+    ]);
+    const refused = await run(['registry:apply', '--org', slug, '--prune', empty]);
+    expect([refused.code, refused.err]).toEqual([1, [everyOfTwo, '  would remove: a', '  would remove: b']]);
+    const fewer = await run(['registry:apply', '--org', slug, '--prune', '--allow-removals', '1', empty]);
+    expect(fewer.code).toBe(1);
+    expect(fewer.err[0]).toMatch(/^--allow-removals 1 is fewer than the 2 metrics this prune would remove;/);
+    const malformed = await run(['registry:apply', '--org', slug, '--prune', '--allow-removals', 'all', empty]);
+    expect([malformed.code, malformed.err[0]]).toEqual([
+      2,
+      'Error: --allow-removals must be a whole number of metrics (got: all)',
+    ]);
+    expect(await keysOf(slug)).toEqual(['a', 'b']);
+    const pruned = await ok(['registry:apply', '--org', slug, '--prune', '--allow-removals', '2', empty]);
+    expect(pruned.out.at(-1)).toBe('Applied.');
+    expect(await keysOf(slug)).toEqual([]);
+  });
+
+  it('registry:import --apply --prune of an empty dbt manifest is refused the same way', async () => {
+    const { slug } = await newOrg();
+    await ok([
+      'registry:apply',
+      '--org',
+      slug,
+      file('two.yaml', stringify(document(slug, [metric('a'), metric('b')]))),
+    ]);
+    const manifest = file('semantic_manifest.json', JSON.stringify({ semantic_models: [], metrics: [] }));
+    const refused = await run(['registry:import', '--from', 'dbt', '--org', slug, '--apply', '--prune', manifest]);
+    expect([refused.code, refused.err[0]]).toEqual([1, everyOfTwo]);
+    const alone = await run(['registry:import', '--from', 'dbt', '--org', slug, '--allow-removals', '2', manifest]);
+    expect([alone.code, alone.err[0]]).toEqual([2, 'Error: --allow-removals goes with --apply']);
+    expect(await keysOf(slug)).toEqual(['a', 'b']);
+    const args = ['registry:import', '--from', 'dbt', '--org', slug, '--apply', '--prune', '--allow-removals', '2'];
+    await ok([...args, manifest]);
+    expect(await keysOf(slug)).toEqual([]);
   });
 });
 
@@ -457,7 +518,7 @@ metrics:
     expect(result.code).toBe(2);
     expect(result.err).toEqual([
       'Error: --org is required',
-      'Usage: npm run cli -- registry:apply --org ORG FILE [--dry-run] [--prune] [--check]',
+      'Usage: npm run cli -- registry:apply --org ORG FILE [--dry-run] [--prune [--allow-removals N]] [--check]',
     ]);
     expect(await db.prisma.metric.count({ where: { key: 'no_org' } })).toBe(0);
   });
@@ -470,7 +531,9 @@ metrics:
     const result = await run(argv);
     expect(result.code).toBe(2);
     expect(result.err[0]).toContain(message);
-    expect(result.err[1]).toBe('Usage: npm run cli -- registry:apply --org ORG FILE [--dry-run] [--prune] [--check]');
+    expect(result.err[1]).toBe(
+      'Usage: npm run cli -- registry:apply --org ORG FILE [--dry-run] [--prune [--allow-removals N]] [--check]',
+    );
   });
 });
 
@@ -661,7 +724,7 @@ describe('help', () => {
       'tokens:create --org ORG --name NAME --scopes registry:write,validations:write',
       'tokens:list --org ORG',
       'tokens:revoke --org ORG --id TOKEN_ID',
-      'registry:apply --org ORG FILE [--dry-run] [--prune] [--check]',
+      'registry:apply --org ORG FILE [--dry-run] [--prune [--allow-removals N]] [--check]',
       'validation:record --org ORG --metric KEY --status passed|failed',
     ]) {
       expect(text).toContain(usage);

@@ -80,6 +80,8 @@ export interface TestAppOptions {
   webhookWorker?: Partial<WebhookWorkerSettings>;
   /** default: the service's (src/registry/write-queue.ts) */
   registryWrites?: Partial<RegistryWriteSettings>;
+  /** removals a prune makes without allow_removals; default: the service's (PRUNE_MAX_REMOVALS) */
+  pruneMaxRemovals?: number;
 }
 
 /** Builds one more app (an instance) over an existing test database. */
@@ -108,6 +110,7 @@ export async function buildTestInstance(database: Database, options: TestAppOpti
       webhooks: options.webhooks,
       webhookWorker: options.webhookWorker,
       registryWrites: options.registryWrites,
+      pruneMaxRemovals: options.pruneMaxRemovals,
     },
   });
   if (!options.rateLimiter) app.addHook('onClose', () => rateLimiter.close());

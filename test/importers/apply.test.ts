@@ -101,6 +101,7 @@ describe.skipIf(!hasFixtures)('imports applied and served', () => {
     const imported = importDbtManifest(JSON.parse(text), { organization: orgs[i]?.slug ?? '' }).metrics;
     expect(applied.json().data.totals).toEqual({
       created: imported.length,
+      restored: 0,
       updated: 0,
       unchanged: 0,
       absent: 0,

@@ -675,13 +675,13 @@ describe('registry write routes and service tokens conform', () => {
       entry('arr_old', 'absent'),
     ]);
     expect([first.totals, first.dry_run, first.applied]).toEqual([
-      { created: 2, updated: 0, unchanged: 0, absent: 1, removed: 0 },
+      { created: 2, restored: 0, updated: 0, unchanged: 0, absent: 1, removed: 0 },
       false,
       true,
     ]);
 
     const again = await apply('', bearerOf(token), registryDocumentYaml, 'yaml');
-    expect(again.totals).toEqual({ created: 0, updated: 0, unchanged: 2, absent: 1, removed: 0 });
+    expect(again.totals).toEqual({ created: 0, restored: 0, updated: 0, unchanged: 2, absent: 1, removed: 0 });
     expect(again.applied).toBe(false);
 
     const dryRun = await apply('?dry_run=true&prune=1', cookie(admin), registryDocumentYaml, 'yaml');

@@ -97,7 +97,7 @@ export function postValidations(
 
 export interface PlanBody {
   plan: { key: string; result: string; changed_fields: string[] }[];
-  totals: { created: number; updated: number; unchanged: number; absent: number; removed: number };
+  totals: { created: number; restored: number; updated: number; unchanged: number; absent: number; removed: number };
 }
 
 /** The 200 body of an apply: its plan and totals. */
@@ -109,6 +109,7 @@ export function planOf(res: Res): PlanBody {
 
 export const totals = (counts: Partial<PlanBody['totals']>): PlanBody['totals'] => ({
   created: 0,
+  restored: 0,
   updated: 0,
   unchanged: 0,
   absent: 0,
