@@ -13,7 +13,7 @@
  * pooled connections at once, so that the reads always find the rest.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { RegistryLockBusy, type RegistryLockHolder, registryWriterTurn } from '../db/registry-lock.js';
+import { lockHolder, RegistryLockBusy, type RegistryLockHolder, registryWriterTurn } from '../db/registry-lock.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 
 export interface RegistryWriteSettings {
@@ -164,8 +164,9 @@ export function createRegistryWriteQueue(prisma: PrismaClient, settings: Registr
     return `${what} by ${kind === 't' ? 'service token' : 'user'} ${JSON.stringify(name ?? id)}`;
   }
 
-  async function busy(queue: OrganizationQueue): Promise<RegistryBusyError> {
-    const { holder } = queue;
+  /** A writer turned away before its queue has met the lock asks the database who holds it. */
+  async function busy(queue: OrganizationQueue, orgId: string): Promise<RegistryBusyError> {
+    const holder = queue.holder ?? (await lockHolder(prisma, orgId).catch(() => null));
     return new RegistryBusyError(
       await describe(holder),
       holder?.since ?? null,
@@ -173,7 +174,13 @@ export function createRegistryWriteQueue(prisma: PrismaClient, settings: Registr
     );
   }
 
-  async function inTurn<T>(queue: OrganizationQueue, label: string, deadline: number, write: () => Promise<T>) {
+  async function inTurn<T>(
+    queue: OrganizationQueue,
+    orgId: string,
+    label: string,
+    deadline: number,
+    write: () => Promise<T>,
+  ) {
     let pause = FIRST_PAUSE_MS;
     for (;;) {
       if (!(await connections.acquire(deadline))) throw new WritesBusyError(retryAfterSeconds(null));
@@ -186,7 +193,7 @@ export function createRegistryWriteQueue(prisma: PrismaClient, settings: Registr
         connections.release();
       }
       const left = deadline - Date.now();
-      if (left <= 0) throw await busy(queue);
+      if (left <= 0) throw await busy(queue, orgId);
       await sleep(Math.min(pause, left) * (0.5 + Math.random() / 2));
       pause = Math.min(pause * 2, MAX_PAUSE_MS);
     }
@@ -200,7 +207,7 @@ export function createRegistryWriteQueue(prisma: PrismaClient, settings: Registr
         queue = { waiting: 0, writers: 0, tail: Promise.resolve(), holder: null };
         organizations.set(orgId, queue);
       }
-      if (queue.waiting >= settings.maxQueued) throw await busy(queue);
+      if (queue.waiting >= settings.maxQueued) throw await busy(queue, orgId);
       // The next writer waits for every one before this one, and for this one, even if this one gives up.
       const { promise: done, resolve: finish } = deferred();
       const before = queue.tail;
@@ -211,9 +218,9 @@ export function createRegistryWriteQueue(prisma: PrismaClient, settings: Registr
       try {
         const ready = await settlesBy(before, deadline);
         queue.waiting--;
-        if (!ready) throw await busy(queue);
+        if (!ready) throw await busy(queue, orgId);
         turn = true;
-        return await inTurn(queue, labelOf(writer), deadline, write);
+        return await inTurn(queue, orgId, labelOf(writer), deadline, write);
       } finally {
         if (turn) queue.holder = null;
         finish();

@@ -64,8 +64,16 @@ describe.skipIf(!usingPostgres)('hostile foreign files over a socket, 256 MB of 
     expect(healthMs).toBeLessThan(5000);
   }, 60_000);
 
-  it('a chain of 20,000 derived metrics (2.3 MB): 400 naming the chain', async () => {
+  it('a chain of 20,000 derived metrics (2.3 MB): 400, refused as it is read', async () => {
     const { status, body, healthMs } = await importFile('dbt', derivedChain(20_000));
+    expect(status).toBe(400);
+    // 20,001 metrics pass the entries a list may hold: refused before anything is translated.
+    expect(body.error).toMatch(/metrics: more than 20000 entries$/);
+    expect(healthMs).toBeLessThan(5000);
+  }, 60_000);
+
+  it('a chain of 19,000 derived metrics: 400 naming the chain', async () => {
+    const { status, body, healthMs } = await importFile('dbt', derivedChain(19_000));
     expect(status).toBe(400);
     expect(body.error).toBe(
       'metrics[65].type_params: metric "m65": its input metrics go 65 deep (m65 -> m64 -> m63 -> m62 -> m61 -> ...); at most 64',
