@@ -9,6 +9,8 @@ export interface ErrorResponse {
   body: { error: string; details?: string[] } | { error: { code: string; message: string } };
   /** a 401's `WWW-Authenticate` challenge (RFC 9110 section 11.6.1, RFC 6750 section 3) */
   challenge?: string;
+  /** a 503's `Retry-After`, in whole seconds */
+  retryAfterSeconds?: number;
 }
 
 function plain(status: number, message: string): ErrorResponse {
@@ -67,6 +69,13 @@ export const errors = {
   /** a change-feed cursor whose following events retention removed (src/changes/feed.ts says why) */
   cursorExpired: (message: string) => plain(410, message),
   internal: plain(500, 'Internal server error'),
+  /**
+   * The database did not answer (down, restarting, refusing connections: src/db/unavailable.ts). A
+   * pooled connection is made again on the next request, so a client retrying after a few seconds
+   * is served as soon as the database is back. Every route's 500 `Failed to fetch metric` or
+   * `Internal server error` for the same cause was this.
+   */
+  serviceUnavailable: { ...plain(503, 'Service temporarily unavailable'), retryAfterSeconds: 5 },
   /** a free-text input past its documented bound (src/metric/input.ts); never cut short */
   inputTooLong: (name: string, max: number) => plain(400, `${name} must be at most ${max} characters`),
   tooManyWords: (name: string, max: number) => plain(400, `${name} must be at most ${max} words`),
