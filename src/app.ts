@@ -10,6 +10,7 @@ import { createContext, type ServiceConfig } from './context.js';
 import type { Database } from './db/client.js';
 import { currentQueryStats, withQueryStats } from './db/query-stats.js';
 import type { ReadRouting } from './db/read-routing.js';
+import { isDatabaseUnavailable } from './db/unavailable.js';
 import type { TrustProxy } from './env.js';
 import { BEARER_CHALLENGE, badRequest, type ErrorResponse, errors, HttpError } from './errors.js';
 import { graphiqlAssets, graphiqlRoutes } from './graphiql-page.js';
@@ -179,8 +180,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     if (status && status >= 400 && status < 500) {
       return reply.status(status).send({ error: error.message });
     }
-    request.log.error({ err: error }, 'request failed');
     metrics.dependencyErrors.inc({ dependency: 'database' });
+    // An outage is the client's to retry (503, Retry-After), whichever route it reached.
+    if (isDatabaseUnavailable(error)) {
+      request.log.warn({ err: error }, 'database unavailable');
+      return sendHttpError(reply, new HttpError(errors.serviceUnavailable));
+    }
+    request.log.error({ err: error }, 'request failed');
     const isMetricRoute = request.routeOptions.url?.startsWith('/api/v1/metrics');
     const response = isMetricRoute ? errors.fetchFailed : errors.internal;
     return reply.status(response.status).send(response.body);

@@ -100,6 +100,13 @@ export const errors = {
     ...plain(503, 'Registry writes are busy on this instance: retry shortly'),
     retryAfter,
   }),
+  /**
+   * The database did not answer (down, restarting, refusing connections: src/db/unavailable.ts). A
+   * pooled connection is made again on the next request, so a client retrying after a few seconds
+   * is served as soon as the database is back. Every route's 500 `Failed to fetch metric` or
+   * `Internal server error` for the same cause was this.
+   */
+  serviceUnavailable: { ...plain(503, 'Service temporarily unavailable'), retryAfter: 5 },
   /** a free-text input past its documented bound (src/metric/input.ts); never cut short */
   inputTooLong: (name: string, max: number) => plain(400, `${name} must be at most ${max} characters`),
   tooManyWords: (name: string, max: number) => plain(400, `${name} must be at most ${max} words`),

@@ -8,8 +8,10 @@ import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type DocumentNode, type ExecutionResult, GraphQLError, type Source } from 'graphql';
 import { type CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit';
-import { createYoga, makeExecute, type Plugin } from 'graphql-yoga';
+import { createYoga, type MaskError, makeExecute, maskError, type Plugin } from 'graphql-yoga';
 import type { Context } from './context.js';
+import { isDatabaseUnavailable } from './db/unavailable.js';
+import { errors, HttpError } from './errors.js';
 import { OneDiscussionSummaryPerOperation, operationCost } from './graphql-cost.js';
 import { schema } from './schema/index.js';
 
@@ -67,6 +69,30 @@ function located(error: GraphQLError, source: Source): GraphQLError {
 }
 
 type Compiled = CompiledQuery | ExecutionResult;
+
+/**
+ * An error of the database not answering is no unexpected error: the client
+ * is told so (SERVICE_UNAVAILABLE) and the response is a 503 with Retry-After,
+ * as the REST routes answer it; anything else is masked as yoga masks it.
+ */
+const maskUnavailable: MaskError = (error, message, isDev) => {
+  if (!isDatabaseUnavailable(error)) return maskError(error, message, isDev);
+  const { serviceUnavailable } = errors;
+  const located = error instanceof GraphQLError ? error : undefined;
+  return new GraphQLError(new HttpError(serviceUnavailable).message, {
+    nodes: located?.nodes,
+    source: located?.source,
+    positions: located?.positions,
+    path: located?.path,
+    extensions: {
+      code: 'SERVICE_UNAVAILABLE',
+      http: {
+        status: serviceUnavailable.status,
+        headers: { 'Retry-After': String(serviceUnavailable.retryAfter) },
+      },
+    },
+  });
+};
 
 /**
  * Executes a document compiled by graphql-jit from its second execution on
@@ -134,8 +160,9 @@ export function createGraphqlServer(logger: FastifyRequest['log'], options: Grap
   return createYoga<YogaServerContext, Context>({
     schema,
     // An unexpected error is always `Unexpected error.` to the client (and logged): yoga's default shows the
-    // original error, its stack and a database's message, whenever NODE_ENV is development.
-    maskedErrors: { isDev: options.errorDetails },
+    // original error, its stack and a database's message, whenever NODE_ENV is development. The database
+    // not answering is said as such (maskUnavailable).
+    maskedErrors: { isDev: options.errorDetails, maskError: maskUnavailable },
     graphqlEndpoint: '/graphql',
     // The GraphiQL page is the app's (src/graphiql-page.ts): a static file with its own headers.
     graphiql: false,

@@ -12,6 +12,7 @@ import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapt
 import pg from 'pg';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { claimEmbeddedDatabase } from './owner-lock.js';
+import { releasingFailedTransactions } from './transaction-end.js';
 import { withTransactionTimeout } from './transaction-pooling.js';
 
 /**
@@ -124,10 +125,11 @@ export async function openAdapter(target: DatabaseTarget, options: AdapterOption
     // Prisma's $disconnect() ends the pool (and the Prisma CLI's, so that it exits).
     const factory = new PrismaPg(pool, { disposeExternalPool: true });
     return {
-      factory:
+      factory: releasingFailedTransactions(
         transactionPooled && options.statementTimeoutMs
           ? withTransactionTimeout(factory, options.statementTimeoutMs)
           : factory,
+      ),
       pool,
       close: async () => (pool.ended ? undefined : pool.end()),
     };

@@ -5,12 +5,21 @@
  * answer their clients' mistakes the same way.
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { errors, HttpError } from '../errors.js';
+import { isDatabaseUnavailable } from '../db/unavailable.js';
+import { type ErrorResponse, errors, HttpError } from '../errors.js';
 
 export function sendHttpError(reply: FastifyReply, error: HttpError): FastifyReply {
   if (error.response.challenge) reply.header('WWW-Authenticate', error.response.challenge);
   if (error.response.retryAfter) reply.header('Retry-After', error.response.retryAfter);
   return reply.status(error.response.status).send(error.response.body);
+}
+
+/**
+ * The answer to a read that failed with `causes` (an operation's errors): 503
+ * with Retry-After when the database did not answer, else `otherwise`.
+ */
+export function failedRead(causes: readonly unknown[], otherwise: ErrorResponse): HttpError {
+  return new HttpError(causes.some(isDatabaseUnavailable) ? errors.serviceUnavailable : otherwise);
 }
 
 /**

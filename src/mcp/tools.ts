@@ -13,6 +13,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { z } from 'zod';
 import { scopeSatisfied } from '../auth/scopes.js';
 import { type Context, createContext, type Principal, type ServiceConfig } from '../context.js';
+import { isDatabaseUnavailable } from '../db/unavailable.js';
 import { type ErrorResponse, errors, HttpError } from '../errors.js';
 import { LifecycleStatus, MetricScope } from '../generated/prisma/enums.js';
 import type { AccessDeps } from '../http/request-auth.js';
@@ -74,8 +75,13 @@ const messages = {
   invalidId: messageOf(errors.invalidMetricId),
   insufficientScope: messageOf(errors.insufficientScope),
   fetchFailed: messageOf(errors.fetchFailed),
+  unavailable: `${messageOf(errors.serviceUnavailable)}: the database does not answer; retry in ${errors.serviceUnavailable.retryAfter} seconds`,
   exactlyOne: 'Invalid arguments: give exactly one of id or key',
 };
+
+/** What a tool says of a read that failed with `causes`: the database not answering is said as such. */
+const failureMessage = (causes: readonly unknown[]): string =>
+  causes.some(isDatabaseUnavailable) ? messages.unavailable : messages.fetchFailed;
 
 export interface ToolDeps {
   access: AccessDeps;
@@ -148,7 +154,7 @@ export function createMcpServer(deps: ToolDeps): McpServer {
         return { content: [{ type: 'text', text: render(structuredContent) }], structuredContent };
       } catch (error) {
         if (!(error instanceof ToolFailure)) deps.log.error({ err: error }, 'MCP tool failed');
-        const text = error instanceof ToolFailure ? error.message : messages.fetchFailed;
+        const text = error instanceof ToolFailure ? error.message : failureMessage([error]);
         return { content: [{ type: 'text', text }], isError: true };
       }
     };
@@ -158,7 +164,7 @@ export function createMcpServer(deps: ToolDeps): McpServer {
   function dataOf<T>(result: { data: T | null; errors: readonly Error[] }): T {
     if (result.errors.length || !result.data) {
       deps.log.error({ errors: result.errors.map((e) => e.message) }, 'MCP tool operation failed');
-      throw new ToolFailure(messages.fetchFailed);
+      throw new ToolFailure(failureMessage(result.errors));
     }
     return result.data;
   }

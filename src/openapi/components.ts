@@ -248,6 +248,13 @@ export const responses = {
     errors.revokedApiKey,
   ),
   InternalError: errorResponse('Unexpected failure; the cause is logged.', rateLimitHeaders, errors.internal),
+  ServiceUnavailable: errorResponse(
+    'The database does not answer (stopped, restarting, refusing or dropping connections): retry after ' +
+      `\`Retry-After\` seconds (${errors.serviceUnavailable.retryAfter}). A write it interrupted left nothing ` +
+      'written. `/readyz` names the dependency that is down.',
+    { ...rateLimitHeaders, 'Retry-After': ref('headers', 'Retry-After') },
+    errors.serviceUnavailable,
+  ),
   NotModified: notModified(
     'The representation is the one `If-None-Match` names: no body. Sent only after authentication, scope and ' +
       'the rate limit (it spends the budget like a 200).',
@@ -258,12 +265,14 @@ export const readErrors = {
   '401': ref('responses', 'Unauthorized'),
   '403': ref('responses', 'Forbidden'),
   '429': ref('responses', 'RateLimited'),
+  '503': ref('responses', 'ServiceUnavailable'),
 };
 export const adminErrors = {
   '401': ref('responses', 'NotSignedIn'),
   '403': ref('responses', 'AdminForbidden'),
   '429': ref('responses', 'RateLimited'),
   '500': ref('responses', 'InternalError'),
+  '503': ref('responses', 'ServiceUnavailable'),
 };
 
 export const queryParameter = (name: string, description: string, schema: Json) => ({

@@ -11,6 +11,7 @@ import { DEFAULT_CHANGES_LIMIT, MAX_CHANGES_LIMIT } from '../changes/feed.js';
 import type { ChangeWatcher } from '../changes/watcher.js';
 import { createContext, type ServiceConfig } from '../context.js';
 import { badRequest, errors, HttpError } from '../errors.js';
+import { failedRead } from '../http/error-reply.js';
 import { untilReplyCloses } from '../http/reply-closed.js';
 import { type AccessDeps, admitApiKey, readsOf } from '../http/request-auth.js';
 import { CURSOR_EXPIRED, INVALID_CURSOR } from '../schema/change-event.js';
@@ -58,7 +59,7 @@ export async function changesRoute(app: FastifyInstance, deps: ChangesRouteDeps)
         if (code === CURSOR_EXPIRED) throw new HttpError(errors.cursorExpired(error?.message ?? ''));
         if (error || !result.data) {
           request.log.error({ err: error }, 'change feed read failed');
-          throw new HttpError(errors.internal);
+          throw failedRead(result.errors, errors.internal);
         }
         return result.data.changes;
       };

@@ -9,6 +9,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RequestedScope } from '../auth/scopes.js';
 import { createContext, type Principal, type ServiceConfig } from '../context.js';
 import { errors, HttpError } from '../errors.js';
+import { failedRead } from '../http/error-reply.js';
 import { type AccessDeps, admitApiKey, admitApiKeyWithRead, readerOf, readsOf } from '../http/request-auth.js';
 import { type FoundMetricRow, metricRowWithKey } from '../metric/by-id.js';
 import { checkFilterValues, checkSearchText } from '../metric/input.js';
@@ -60,11 +61,14 @@ export async function restRoutes(app: FastifyInstance, deps: RestDeps) {
     return id;
   }
 
-  /** Operation errors on the primary read are a 500 with the cause logged, not returned. */
+  /**
+   * Operation errors on the primary read are a 500 with the cause logged, not returned (a 503 when
+   * the database did not answer).
+   */
   function failIfErrors(request: FastifyRequest, result: { errors: readonly Error[] }, primary: boolean) {
     if (!result.errors.length) return;
     request.log.error({ err: result.errors[0], errors: result.errors.map((e) => e.message) }, 'operation failed');
-    if (primary) throw new HttpError(errors.fetchFailed);
+    if (primary) throw failedRead(result.errors, errors.fetchFailed);
   }
 
   /**
