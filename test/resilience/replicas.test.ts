@@ -78,13 +78,15 @@ async function stop(started: Started): Promise<void> {
 }
 
 describe.skipIf(!usingPostgres)('replicas started together', () => {
-  const base = process.env.TEST_DATABASE_URL as string;
   const name = `mg_replicas_${Date.now().toString(36)}`;
-  const url = databaseUrlFor(base, name);
+  // Set in beforeAll: a skipped suite's body still runs, where TEST_DATABASE_URL is not set.
+  let url: string;
   const running: Started[] = [];
   let admin: pg.Client;
 
   beforeAll(async () => {
+    const base = process.env.TEST_DATABASE_URL as string;
+    url = databaseUrlFor(base, name);
     admin = new pg.Client({ connectionString: base });
     await admin.connect();
     // From nothing: every migration is pending.
