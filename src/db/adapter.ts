@@ -39,7 +39,11 @@ export function describeTarget(target: DatabaseTarget): string {
 /** Opens an embedded database; pg_trgm is loaded for search. */
 export async function openPGlite(dataDir: string | null, loadDataDir?: Blob): Promise<PGlite> {
   if (dataDir) mkdirSync(dataDir, { recursive: true });
-  return PGlite.create({ ...(dataDir ? { dataDir } : {}), ...(loadDataDir ? { loadDataDir } : {}), extensions: { pg_trgm } });
+  return PGlite.create({
+    ...(dataDir ? { dataDir } : {}),
+    ...(loadDataDir ? { loadDataDir } : {}),
+    extensions: { pg_trgm },
+  });
 }
 
 export interface OpenAdapter {

@@ -12,7 +12,7 @@ import { MIGRATION_LOCK_KEY, readMigrations } from '../../src/db/migrate.js';
 import { loadFixture } from '../../src/fixtures/load.js';
 import { registry } from '../fixtures/registry.js';
 import { databaseUrlFor } from '../global-setup.js';
-import { usingPostgres } from '../helpers/database.js';
+import { lacks, POSTGRES } from '../helpers/needs.js';
 import { freePort } from '../helpers/ports.js';
 
 const fixture = registry();
@@ -77,7 +77,7 @@ async function stop(started: Started): Promise<void> {
   }
 }
 
-describe.skipIf(!usingPostgres)('replicas started together', () => {
+describe.skipIf(lacks(POSTGRES))('replicas started together', () => {
   const name = `mg_replicas_${Date.now().toString(36)}`;
   // Set in beforeAll: a skipped suite's body still runs, where TEST_DATABASE_URL is not set.
   let url: string;
