@@ -7,7 +7,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../src/cli-commands.js';
 import { buildTestInstance } from './helpers/app.js';
-import { createTestDatabase, type TestDatabase, usingPostgres } from './helpers/database.js';
+import { createTestDatabase, type TestDatabase } from './helpers/database.js';
+import { lacks, POSTGRES } from './helpers/needs.js';
 
 const projectRoot = fileURLToPath(new URL('..', import.meta.url));
 const demoPath = join(projectRoot, 'prisma', 'fixtures', 'demo.json');
@@ -358,7 +359,7 @@ describe('usage', () => {
 
 describe('the real command line', () => {
   // A child process cannot see the in-memory embedded database of this one.
-  it.skipIf(!usingPostgres)(
+  it.skipIf(lacks(POSTGRES))(
     'exits 1 naming the JSON path when `tsx src/cli.ts load` gets a bad fixture',
     async () => {
       if (db.target.kind !== 'postgres') throw new Error('expected a PostgreSQL test database');

@@ -2,19 +2,28 @@
  * Once per `npm test`: with TEST_DATABASE_URL, migrates a template database
  * through `prisma migrate deploy` (so every run exercises the real CLI on
  * PostgreSQL); each test file then clones it (test/helpers/database.ts).
+ * Without it, migrates an embedded PGlite once and leaves a copy of its data
+ * directory in a temporary file, which each test file loads: initdb and the
+ * migrations cost an embedded database about ten seconds of CPU, per file.
  * With TEST_PGBOUNCER=1 as well, a PgBouncer in transaction mode stands in
  * front of the test databases and the apps under test connect through it
  * with DATABASE_POOL_MODE=transaction (docs/connection-poolers.md).
  */
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
-import { migratePostgres } from '../src/db/migrate.js';
+import { openPGlite } from '../src/db/adapter.js';
+import { migratePGlite, migratePostgres } from '../src/db/migrate.js';
 import { startPgBouncer } from './helpers/pgbouncer.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     templateDatabase: string | null;
+    /** the file holding the migrated embedded database that each test file loads (no TEST_DATABASE_URL) */
+    pgliteTemplate: string | null;
     /** the port of a PgBouncer in transaction mode in front of the test databases (TEST_PGBOUNCER=1) */
     pgbouncerPort: number | null;
   }
@@ -34,9 +43,21 @@ export default async function setup(project: TestProject) {
       `Redis: ${redis ? new URL(redis).host : 'not configured, Redis tests are skipped'}`,
   );
   project.provide('pgbouncerPort', null);
+  project.provide('pgliteTemplate', null);
   if (!base) {
     project.provide('templateDatabase', null);
-    return;
+    const dir = mkdtempSync(join(tmpdir(), 'mg-pglite-template-'));
+    const pglite = await openPGlite(null);
+    try {
+      await migratePGlite(pglite);
+      // Uncompressed: each file loads it, and inflating costs more than reading.
+      const dump = await pglite.dumpDataDir('none');
+      writeFileSync(join(dir, 'pgdata.tar'), new Uint8Array(await dump.arrayBuffer()));
+    } finally {
+      await pglite.close();
+    }
+    project.provide('pgliteTemplate', join(dir, 'pgdata.tar'));
+    return () => rmSync(dir, { recursive: true, force: true });
   }
   // Two server connections per test database, whatever the size of its pool. Started first: a
   // PgBouncer that cannot start leaves no template behind.

@@ -38,9 +38,13 @@ export function describeTarget(target: DatabaseTarget): string {
 }
 
 /** Opens an embedded database; pg_trgm is loaded for search. */
-export async function openPGlite(dataDir: string | null): Promise<PGlite> {
+export async function openPGlite(dataDir: string | null, loadDataDir?: Blob): Promise<PGlite> {
   if (dataDir) mkdirSync(dataDir, { recursive: true });
-  return PGlite.create({ ...(dataDir ? { dataDir } : {}), extensions: { pg_trgm } });
+  return PGlite.create({
+    ...(dataDir ? { dataDir } : {}),
+    ...(loadDataDir ? { loadDataDir } : {}),
+    extensions: { pg_trgm },
+  });
 }
 
 export interface OpenAdapter {
@@ -74,6 +78,11 @@ export interface AdapterOptions {
   statementTimeoutMs?: number;
   /** who opens an embedded database, named to a second opener that is refused (src/db/owner-lock.ts) */
   owner?: string;
+  /**
+   * An embedded database starts as this copy of another's data directory (PGlite `dumpDataDir`)
+   * instead of an empty one: the tests' migrated template, which spares each test file initdb.
+   */
+  loadDataDir?: Blob;
 }
 
 /** Settings sent in the startup packet, so they hold for every statement of every pooled connection. */
@@ -137,7 +146,7 @@ export async function openAdapter(target: DatabaseTarget, options: AdapterOption
   const release = target.dataDir ? claimEmbeddedDatabase(target.dataDir, options.owner ?? 'another process') : () => {};
   let pglite: PGlite;
   try {
-    pglite = await openPGlite(target.dataDir);
+    pglite = await openPGlite(target.dataDir, options.loadDataDir);
   } catch (error) {
     release();
     throw error;

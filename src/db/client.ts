@@ -39,6 +39,7 @@ export async function openDatabase(
     poolMode: options.poolMode,
     statementTimeoutMs: options.statementTimeoutMs,
     owner: options.owner,
+    loadDataDir: options.loadDataDir,
   });
   let migrationLog = '';
   let settingsNotice: string | null = null;

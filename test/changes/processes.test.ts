@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/client.js';
 import { createTestTarget, usingPostgres } from '../helpers/database.js';
+import { lacks, POSTGRES } from '../helpers/needs.js';
 import { type ServerProcess, startServerProcess } from '../helpers/server-process.js';
 import { doc, docMetric, newTeamOrg, type TeamOrg } from '../registry/support.js';
 
@@ -66,7 +67,7 @@ afterAll(async () => {
   await drop?.();
 });
 
-describe.skipIf(!usingPostgres)('the feed across server processes', () => {
+describe.skipIf(lacks(POSTGRES))('the feed across server processes', () => {
   it('wakes a long-poll on one instance for an apply through another, long before its wait runs out', async () => {
     const [a, b] = [await startServer(), await startServer()];
     const start = await call(b, '/api/v1/changes');

@@ -9,7 +9,8 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/client.js';
 import { buildTestInstance, startTestApp, type TestApp } from '../helpers/app.js';
-import { createTestTarget, usingPostgres } from '../helpers/database.js';
+import { createTestTarget } from '../helpers/database.js';
+import { lacks, POSTGRES } from '../helpers/needs.js';
 import { type ServerProcess, startServerProcess } from '../helpers/server-process.js';
 import { type Receiver, startReceiver } from '../helpers/webhook-receiver.js';
 import { doc, docMetric, HOST, newTeamOrg, putRegistry, type TeamOrg } from '../registry/support.js';
@@ -160,7 +161,7 @@ describe('an instance stopped mid-delivery', () => {
   }, 60_000);
 });
 
-describe.skipIf(!usingPostgres)('a server process killed mid-delivery', () => {
+describe.skipIf(lacks(POSTGRES))('a server process killed mid-delivery', () => {
   it('SIGKILL while the receiver holds the request: another instance delivers it after the lease', async () => {
     const leaseMs = 2000;
     const { target, drop } = await createTestTarget();

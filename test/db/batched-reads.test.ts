@@ -14,7 +14,8 @@ import { openAdapter } from '../../src/db/adapter.js';
 import { openDatabase } from '../../src/db/client.js';
 import type { Statement } from '../../src/db/kysely.js';
 import { MAX_BATCH, POINT_READ, preparedReader, type SqlReader } from '../../src/db/sql.js';
-import { createTestTarget, usingPostgres } from '../helpers/database.js';
+import { createTestTarget } from '../helpers/database.js';
+import { lacks, POSTGRES } from '../helpers/needs.js';
 
 const POOL_SIZE = 4;
 
@@ -35,7 +36,7 @@ function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
-describe.skipIf(!usingPostgres)('batched reads (PostgreSQL)', () => {
+describe.skipIf(lacks(POSTGRES))('batched reads (PostgreSQL)', () => {
   let url: string;
   let drop: () => Promise<void>;
   let pool: pg.Pool;
@@ -264,7 +265,7 @@ describe.skipIf(!usingPostgres)('batched reads (PostgreSQL)', () => {
   });
 });
 
-describe.skipIf(!usingPostgres)('Prisma on the pipelined pool (PostgreSQL)', () => {
+describe.skipIf(lacks(POSTGRES))('Prisma on the pipelined pool (PostgreSQL)', () => {
   it('runs an interactive transaction in order, and rolls it back when it throws', async () => {
     const { target, drop } = await createTestTarget();
     const database = await openDatabase(target, { poolSize: 2 });

@@ -14,7 +14,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { openPGlite } from '../../src/db/adapter.js';
 import { MIGRATION_LOCK_KEY, migratePostgres, migratePostgresInProcess, readMigrations } from '../../src/db/migrate.js';
 import { databaseUrlFor } from '../global-setup.js';
-import { createTestTarget, usingPostgres } from '../helpers/database.js';
+import { createTestTarget } from '../helpers/database.js';
+import { lacks, POSTGRES } from '../helpers/needs.js';
 
 const run = promisify(execFile);
 const dataDir = mkdtempSync(join(tmpdir(), 'mg-migrate-'));
@@ -47,7 +48,7 @@ describe('migrations', () => {
     }
   }, 180_000);
 
-  it.skipIf(!usingPostgres)(
+  it.skipIf(lacks(POSTGRES))(
     'prisma migrate deploy finds nothing pending on a clone of the template it migrated',
     async () => {
       // test/global-setup.ts migrated a fresh template database with the CLI; a clone of it is up to date.
@@ -62,7 +63,7 @@ describe('migrations', () => {
     120_000,
   );
 
-  it.skipIf(!usingPostgres)(
+  it.skipIf(lacks(POSTGRES))(
     'the in-process migrator finds nothing pending on the CLI-migrated template, without taking the lock',
     async () => {
       const { target, drop } = await createTestTarget();
@@ -80,7 +81,7 @@ describe('migrations', () => {
     },
   );
 
-  it.skipIf(!usingPostgres)(
+  it.skipIf(lacks(POSTGRES))(
     'npm run db:migrate on a new PostgreSQL database applies everything, and prisma migrate deploy agrees',
     async () => {
       const base = process.env.TEST_DATABASE_URL as string;

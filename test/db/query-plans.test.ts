@@ -20,7 +20,8 @@ import { openDatabase } from '../../src/db/client.js';
 import { compile } from '../../src/db/kysely.js';
 import { recordStatements } from '../../src/db/query-stats.js';
 import { buildTestInstance } from '../helpers/app.js';
-import { createTestDatabase, type TestDatabase, usingPostgres } from '../helpers/database.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { lacks, POSTGRES } from '../helpers/needs.js';
 
 const METRICS = 100_000;
 const GUARDED = ['metric', 'metric_search', 'message'];
@@ -118,7 +119,7 @@ const explainable = (sql: string) => /^\s*(select|with|insert|update|delete|valu
 // (a data-modifying WITH fails there rather than write); any other statement is planned only.
 const analyzable = (sql: string) => /^\s*(select|with)\b/i.test(sql);
 
-describe.skipIf(!usingPostgres)('query plans at 100,000 metrics (PostgreSQL only: set TEST_DATABASE_URL)', () => {
+describe.skipIf(lacks(POSTGRES))('query plans at 100,000 metrics', () => {
   let database: TestDatabase;
   let app: FastifyInstance;
   let client: pg.Client;

@@ -1,8 +1,10 @@
 /**
  * An isolated, migrated database for one test file: a clone of the migrated
- * template on PostgreSQL (TEST_DATABASE_URL), else an in-memory PGlite.
+ * template on PostgreSQL (TEST_DATABASE_URL), else an in-memory PGlite loaded
+ * from the migrated copy of the global setup.
  */
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { inject } from 'vitest';
 import type { DatabaseTarget, PoolMode } from '../../src/db/adapter.js';
@@ -56,9 +58,10 @@ export async function createTestDatabase(options: { poolSize?: number } = {}): P
   const created = await createTestTarget();
   const { target, poolMode } = pooled(created.target);
   const { drop } = created;
-  // The template is migrated already; PGlite in memory is migrated here.
+  const pgliteTemplate = inject('pgliteTemplate');
+  // Both templates are migrated already.
   const database = await openDatabase(target, {
-    migrate: target.kind === 'embedded',
+    loadDataDir: target.kind === 'embedded' && pgliteTemplate ? new Blob([readFileSync(pgliteTemplate)]) : undefined,
     // Through PgBouncer (TEST_PGBOUNCER=1): 20 client connections over its 2 server connections.
     poolSize: poolMode ? POOLED_CLIENTS : (options.poolSize ?? 4),
     poolMode,

@@ -5,13 +5,12 @@
  * the read caches stay within their byte bounds whatever is searched.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase } from '../../src/db/client.js';
 import { loadFixture } from '../../src/fixtures/load.js';
 import { MAX_FILTER_CHARACTERS, MAX_SEARCH_CHARACTERS, MAX_SEARCH_WORDS } from '../../src/metric/input.js';
 import { createReadCache, keptEntryBytes, type ReadCache } from '../../src/metric/read-cache.js';
 import { registry } from '../fixtures/registry.js';
 import { buildTestInstance, startTestApp, type TestApp } from '../helpers/app.js';
-import { createTestTarget } from '../helpers/database.js';
+import { createTestDatabase } from '../helpers/database.js';
 
 const r = registry();
 const acme = r.org();
@@ -143,12 +142,8 @@ function heldBytes(cache: ReadCache) {
 
 describe('read caches are bounded in bytes and keyed by the normalized query', () => {
   it('many distinct searches and filters at the bounds keep the caches under their byte bounds', async () => {
-    const { target, drop } = await createTestTarget();
     const bounds = { totalsBytes: 32 * 1024, searchesBytes: 64 * 1024 };
-    const database = await openDatabase(target, {
-      migrate: target.kind === 'embedded',
-      poolSize: 4,
-    });
+    const database = await createTestDatabase({ poolSize: 4 });
     await loadFixture(database.prisma, r.build());
     const reads = createReadCache(bounds);
     const app = await buildTestInstance(database, { readCache: reads });
@@ -189,8 +184,7 @@ describe('read caches are bounded in bytes and keyed by the normalized query', (
       expect(reads.searches.size).toBe(1);
     } finally {
       await app.close();
-      await database.close();
-      await drop();
+      await database.drop();
     }
   });
 });

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMISSIONS_PER_CALL, createKeyRateLimiter, type KeyRateLimiter } from '../../src/limits/key-rate-limiter.js';
 import { registry } from '../fixtures/registry.js';
 import { silentLogger, startTestApp, type TestApp } from '../helpers/app.js';
+import { lacks, REDIS } from '../helpers/needs.js';
 import { freePort } from '../helpers/ports.js';
 import { startRedis } from '../helpers/redis.js';
 
@@ -24,7 +25,7 @@ async function callsOf(probe: Redis, command: string): Promise<number> {
   return Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(stats)?.[1] ?? 0);
 }
 
-describe.skipIf(!redisUrl)('spends of one turn, on a Redis of its own', () => {
+describe.skipIf(lacks(REDIS))('spends of one turn, on a Redis of its own', () => {
   // INFO commandstats counts every client of the server: on a Redis of this test's own, no other
   // test's scripts run between the two readings.
   let server: ChildProcess;
@@ -88,7 +89,7 @@ describe.skipIf(!redisUrl)('spends of one turn, on a Redis of its own', () => {
     }));
 });
 
-describe.skipIf(!redisUrl)('a spends call that Redis fails', () => {
+describe.skipIf(lacks(REDIS))('a spends call that Redis fails', () => {
   it('answers every caller of the turn from the in-process windows, and the next turn goes to Redis', async () => {
     const keyPrefix = uniquePrefix();
     const limiter = createKeyRateLimiter({ redisUrl, keyPrefix, logger: silentLogger });
@@ -142,7 +143,7 @@ describe('spends while Redis is unreachable', () => {
   });
 });
 
-describe.skipIf(!redisUrl)('concurrent requests of one key, limited through Redis', () => {
+describe.skipIf(lacks(REDIS))('concurrent requests of one key, limited through Redis', () => {
   const fixture = registry();
   const org = fixture.org({ slug: 'batched-spends' });
   const ten = org.key({ rate_limit_per_minute: 10 });

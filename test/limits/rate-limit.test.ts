@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKeyRateLimiter } from '../../src/limits/key-rate-limiter.js';
 import { registry } from '../fixtures/registry.js';
 import { buildTestInstance, silentLogger, startTestApp, type TestApp } from '../helpers/app.js';
+import { lacks, REDIS } from '../helpers/needs.js';
 import { freePort } from '../helpers/ports.js';
 import { startRedis } from '../helpers/redis.js';
 
@@ -84,7 +85,7 @@ describe('per-key rate limit (in process)', () => {
   });
 });
 
-describe.skipIf(!redisUrl)('per-key rate limit shared through Redis', () => {
+describe.skipIf(lacks(REDIS))('per-key rate limit shared through Redis', () => {
   it('enforces one budget across two instances', async () => {
     const keyPrefix = `test:${randomBytes(6).toString('hex')}`;
     const limiters = [0, 1].map(() => createKeyRateLimiter({ redisUrl, keyPrefix, logger: silentLogger }));
@@ -103,7 +104,7 @@ describe.skipIf(!redisUrl)('per-key rate limit shared through Redis', () => {
   });
 });
 
-describe.skipIf(!redisUrl)('admission on a Redis of its own', () => {
+describe.skipIf(lacks(REDIS))('admission on a Redis of its own', () => {
   it('spends the client throttle and the key window in one command, and gives the window back when throttled', async () => {
     const port = await freePort();
     const redis = await startRedis(port);
@@ -162,7 +163,7 @@ describe.skipIf(!redisUrl)('admission on a Redis of its own', () => {
   });
 });
 
-describe.skipIf(!redisUrl)('a Redis outage', () => {
+describe.skipIf(lacks(REDIS))('a Redis outage', () => {
   it('keeps serving on in-process windows and goes back to Redis when it returns', async () => {
     const port = await freePort();
     let redis = await startRedis(port);

@@ -4,6 +4,7 @@
  * "Apply"). Nothing here depends on how fast the machine is: the checks hold
  * for every interleaving, and a reader polls for as long as the apply runs.
  */
+import { setImmediate } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -162,9 +163,14 @@ describe('a reader during an apply of 1,000 changes', () => {
       '/api/v1/metrics?q=state&pageSize=50',
     ];
     let done = false;
-    // Two readers, each polling for as long as the apply runs.
+    // Two readers, each polling for as long as the apply runs. On the embedded database a read
+    // through inject never waits for I/O: a poll that did not yield would run on microtasks alone,
+    // and the timers the apply paces its writes with (src/registry/apply.ts) would never fire.
     const readers = [urls, [...urls].reverse()].map(async (order) => {
-      while (!done) for (const url of order) await read(url);
+      while (!done) {
+        for (const url of order) await read(url);
+        await setImmediate();
+      }
     });
     const applying = putRegistry(second, doc(org.slug, after), { token: org.token }).finally(() => {
       done = true;

@@ -12,7 +12,7 @@ import { MIGRATION_LOCK_KEY, readMigrations } from '../../src/db/migrate.js';
 import { loadFixture } from '../../src/fixtures/load.js';
 import { registry } from '../fixtures/registry.js';
 import { databaseUrlFor } from '../global-setup.js';
-import { usingPostgres } from '../helpers/database.js';
+import { lacks, POSTGRES } from '../helpers/needs.js';
 import { freePort } from '../helpers/ports.js';
 
 const fixture = registry();
@@ -77,14 +77,16 @@ async function stop(started: Started): Promise<void> {
   }
 }
 
-describe.skipIf(!usingPostgres)('replicas started together', () => {
-  const base = process.env.TEST_DATABASE_URL as string;
+describe.skipIf(lacks(POSTGRES))('replicas started together', () => {
   const name = `mg_replicas_${Date.now().toString(36)}`;
-  const url = databaseUrlFor(base, name);
+  // Set in beforeAll: a skipped suite's body still runs, where TEST_DATABASE_URL is not set.
+  let url: string;
   const running: Started[] = [];
   let admin: pg.Client;
 
   beforeAll(async () => {
+    const base = process.env.TEST_DATABASE_URL as string;
+    url = databaseUrlFor(base, name);
     admin = new pg.Client({ connectionString: base });
     await admin.connect();
     // From nothing: every migration is pending.

@@ -12,7 +12,8 @@ import { type Database, openDatabase } from '../../src/db/client.js';
 import { loadFixture } from '../../src/fixtures/load.js';
 import { registry } from '../fixtures/registry.js';
 import { buildTestInstance } from '../helpers/app.js';
-import { createTestTarget, usingPostgres } from '../helpers/database.js';
+import { createTestTarget } from '../helpers/database.js';
+import { lacks, POSTGRES } from '../helpers/needs.js';
 
 const r = registry();
 const org = r.org();
@@ -21,7 +22,7 @@ org.metric({ name: 'Revenue' });
 
 const POOL_SIZE = 2;
 
-describe.skipIf(!usingPostgres)('statement_timeout and the request deadline (PostgreSQL)', () => {
+describe.skipIf(lacks(POSTGRES))('statement_timeout and the request deadline (PostgreSQL)', () => {
   let url: string;
   let drop: () => Promise<void>;
   beforeAll(async () => {

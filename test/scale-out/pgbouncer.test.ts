@@ -18,7 +18,8 @@ import { migratePostgresInProcess, readMigrations } from '../../src/db/migrate.j
 import { POINT_READ } from '../../src/db/sql.js';
 import { parseEnv } from '../../src/env.js';
 import { buildTestInstance } from '../helpers/app.js';
-import { createTestTarget, usingPostgres } from '../helpers/database.js';
+import { createTestTarget } from '../helpers/database.js';
+import { lacks, POSTGRES, SLOW_PEERS } from '../helpers/needs.js';
 import { type PgBouncer, pgbouncerBinary, startPgBouncer } from '../helpers/pgbouncer.js';
 import { doc, docMetric, newTeamOrg, planOf, postValidations, putRegistry, type TeamOrg } from '../registry/support.js';
 
@@ -32,7 +33,7 @@ async function adminQuery(statement: string): Promise<void> {
   }
 }
 
-const skip = !pgbouncerBinary || !usingPostgres || process.env.SKIP_SLOW_PEERS === '1';
+const skip = lacks(POSTGRES, SLOW_PEERS, [Boolean(pgbouncerBinary), 'pgbouncer (apt-get install pgbouncer)']);
 
 const SERVER_CONNECTIONS = 2;
 const CLIENT_CONNECTIONS = 20;

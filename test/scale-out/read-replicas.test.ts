@@ -22,6 +22,7 @@ import { type AccessDeps, readsOf } from '../../src/http/request-auth.js';
 import { readMetricState } from '../../src/metric/state.js';
 import { registry } from '../fixtures/registry.js';
 import { buildTestInstance } from '../helpers/app.js';
+import { lacks, SLOW_PEERS } from '../helpers/needs.js';
 import { freePort } from '../helpers/ports.js';
 import { startRedis } from '../helpers/redis.js';
 import { canRunReplicas, type PrimaryWithReplica, startPrimaryWithReplica } from '../helpers/streaming-replica.js';
@@ -49,7 +50,9 @@ interface LogLine {
   message: string;
 }
 
-describe.skipIf(!canRunReplicas || process.env.SKIP_SLOW_PEERS === '1')('read replicas', () => {
+const skip = lacks(SLOW_PEERS, [canRunReplicas, 'PostgreSQL server binaries to start a primary and a replica']);
+
+describe.skipIf(skip)('read replicas', () => {
   let servers: PrimaryWithReplica;
   let primaryDb: Database;
   const closers: (() => Promise<void>)[] = [];

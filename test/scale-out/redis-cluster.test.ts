@@ -16,6 +16,7 @@ import { createMetrics } from '../../src/http/metrics.js';
 import { createKeyRateLimiter, type KeyRateLimiter } from '../../src/limits/key-rate-limiter.js';
 import { registry } from '../fixtures/registry.js';
 import { buildTestInstance, silentLogger, startTestApp, type TestApp } from '../helpers/app.js';
+import { lacks, SLOW_PEERS } from '../helpers/needs.js';
 import { startRedisCluster, type TestRedisCluster } from '../helpers/redis-cluster.js';
 
 function hasRedisServer(): boolean {
@@ -27,7 +28,7 @@ function hasRedisServer(): boolean {
   }
 }
 
-const skip = process.env.SKIP_SLOW_PEERS === '1' || !hasRedisServer();
+const skip = lacks(SLOW_PEERS, [hasRedisServer(), 'redis-server on PATH']);
 
 const fixture = registry();
 const org = fixture.org({ slug: 'redis-cluster' });
