@@ -102,7 +102,7 @@ function deferred(): { promise: Promise<void>; resolve: () => void } {
 }
 
 /** At most `size` holders at once, the others waiting in order; a wait ends (false) at `deadline`. */
-function semaphore(size: number) {
+export function semaphore(size: number) {
   let free = size;
   const waiters: (() => void)[] = [];
   return {
@@ -142,8 +142,8 @@ async function settlesBy(promise: Promise<void>, deadline: number): Promise<bool
   }
 }
 
-/** Seconds a refused writer should wait: about as long as the write in progress has run, 1 to 60. */
-function retryAfterSeconds(since: Date | null): number {
+/** Seconds a refused caller should wait: about as long as the work in progress has run, 1 to 60. */
+export function retryAfterSeconds(since: Date | null): number {
   const running = since ? (Date.now() - since.getTime()) / 1000 : 0;
   return Math.min(60, Math.max(1, Math.ceil(running)));
 }
