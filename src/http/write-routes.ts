@@ -101,9 +101,9 @@ async function readBody<T>(reading: Promise<T>): Promise<T> {
     return await reading;
   } catch (error) {
     if (error instanceof DocumentReadFailed) {
-      const { memoryMb, timeBudgetMs } = error.settings;
+      const { heapMb, timeBudgetMs } = error.budget;
       const within = {
-        memory: `${memoryMb} MB of memory`,
+        memory: `${heapMb} MB of memory`,
         time: `${timeBudgetMs / 1000} s`,
         stack: 'the depth a read may recurse to',
       }[error.limit];

@@ -19,7 +19,7 @@ import type { RegistryError } from './registry-error.js';
 import type { SourceOptions } from './source.js';
 import { locateImported } from './source.js';
 import type { ValidationBatch } from './validations.js';
-import { retryAfterSeconds, semaphore } from './write-queue.js';
+import { DEFAULT_REGISTRY_WRITE_SETTINGS, retryAfterSeconds, semaphore } from './write-queue.js';
 
 export interface DocumentReadSettings {
   /** documents read at once on this instance, one worker thread each */
@@ -30,18 +30,25 @@ export interface DocumentReadSettings {
   maxWaitMs: number;
   /** a read not done within this time ends its thread */
   timeBudgetMs: number;
-  /** a thread's heap of long-lived objects (V8's old generation), in MB */
+  /**
+   * A thread's heap of long-lived objects (V8's old generation), in MB. V8
+   * gives every thread the process's --max-old-space-size instead when node
+   * runs with one (`npm start`: 256 MB, the same).
+   */
   memoryMb: number;
 }
 
 /**
- * One thread: the main thread keeps the other core of a 2-core instance. The
- * largest documents within the reading limits (src/registry/limits.ts) peak
- * below half of 256 MB and read in under 20 s on one core.
+ * One thread: the main thread keeps the other core of a 2-core instance. As
+ * many may wait as registry writes of an organization may
+ * (src/registry/write-queue.ts), so that the reads are not the narrower gate.
+ * The largest documents the reading limits admit (src/registry/limits.ts)
+ * need under 200 MB of heap and read in seconds; what needs more than 256 MB
+ * or 60 s has escaped them.
  */
 export const DEFAULT_DOCUMENT_READ_SETTINGS: DocumentReadSettings = {
   workers: 1,
-  maxQueued: 8,
+  maxQueued: DEFAULT_REGISTRY_WRITE_SETTINGS.maxQueued,
   maxWaitMs: 30_000,
   timeBudgetMs: 60_000,
   memoryMb: 256,
@@ -61,7 +68,8 @@ export type ReadLimit = 'memory' | 'time' | 'stack';
 export class DocumentReadFailed extends Error {
   constructor(
     readonly limit: ReadLimit,
-    readonly settings: Pick<DocumentReadSettings, 'memoryMb' | 'timeBudgetMs'>,
+    /** the thread's whole heap (long-lived and new objects) and the time it had */
+    readonly budget: { heapMb: number; timeBudgetMs: number },
   ) {
     super(`the document's reading went past its ${limit}`);
   }
@@ -100,6 +108,12 @@ const WORKER_URL = new URL(`./read-worker${extname(fileURLToPath(import.meta.url
 const WORKER_EXEC_ARGV = WORKER_URL.pathname.endsWith('.ts') ? ['--import', 'tsx'] : [];
 
 type Heard = { message: unknown } | { limit: 'memory' | 'time' };
+
+interface ReadThread {
+  worker: Worker;
+  /** its whole heap, as V8 gave it */
+  heapMb: number;
+}
 
 /** The thread's next message within `ms`, or the limit that ended it; any other end of the thread is thrown. */
 function nextMessage(worker: Worker, ms: number): Promise<Heard> {
@@ -144,7 +158,7 @@ export function createDocumentReader(settings: DocumentReadSettings): DocumentRe
   let closed = false;
   /** every thread started and not yet exited */
   const threads = new Set<Worker>();
-  const idle: { worker: Worker; timer: NodeJS.Timeout }[] = [];
+  const idle: { thread: ReadThread; timer: NodeJS.Timeout }[] = [];
   /** threads reading, with when they began */
   const reading = new Map<Worker, Date>();
 
@@ -153,13 +167,14 @@ export function createDocumentReader(settings: DocumentReadSettings): DocumentRe
     return new DocumentReadsBusyError(retryAfterSeconds(oldest));
   }
 
-  async function retire(worker: Worker): Promise<void> {
-    const at = idle.findIndex((entry) => entry.worker === worker);
+  async function retire(thread: ReadThread): Promise<void> {
+    const at = idle.findIndex((entry) => entry.thread === thread);
     if (at >= 0) clearTimeout(idle.splice(at, 1)[0]?.timer);
-    await worker.terminate();
+    await thread.worker.terminate();
   }
 
-  async function start(): Promise<Worker> {
+  /** A new thread, once ready, with the heap it has. */
+  async function start(): Promise<ReadThread> {
     const worker = new Worker(WORKER_URL, {
       execArgv: WORKER_EXEC_ARGV,
       resourceLimits,
@@ -170,7 +185,7 @@ export function createDocumentReader(settings: DocumentReadSettings): DocumentRe
     worker.on('error', () => {});
     worker.once('exit', () => {
       threads.delete(worker);
-      const at = idle.findIndex((entry) => entry.worker === worker);
+      const at = idle.findIndex((entry) => entry.thread.worker === worker);
       if (at >= 0) clearTimeout(idle.splice(at, 1)[0]?.timer);
     });
     // The threads never keep the process alive: close() or the process's end ends them.
@@ -179,7 +194,8 @@ export function createDocumentReader(settings: DocumentReadSettings): DocumentRe
       await worker.terminate();
       throw error;
     });
-    if ('message' in heard && heard.message === ('ready' satisfies ReadyMessage)) return worker;
+    const ready = 'message' in heard ? (heard.message as ReadyMessage) : undefined;
+    if (ready?.ready) return { worker, heapMb: ready.heapMb };
     await worker.terminate();
     throw new Error(`the document reading thread did not start: ${JSON.stringify(heard)}`);
   }
@@ -201,7 +217,8 @@ export function createDocumentReader(settings: DocumentReadSettings): DocumentRe
     try {
       const kept = idle.pop();
       if (kept) clearTimeout(kept.timer);
-      const worker = kept?.worker ?? (await start());
+      const thread = kept?.thread ?? (await start());
+      const { worker } = thread;
       reading.set(worker, new Date());
       let heard: Heard;
       try {
@@ -216,10 +233,13 @@ export function createDocumentReader(settings: DocumentReadSettings): DocumentRe
       const reply = 'message' in heard ? (heard.message as ReadReply<ReadJobs[K]['value']>) : undefined;
       if (!reply || 'overflow' in reply) {
         await worker.terminate();
-        throw new DocumentReadFailed('limit' in heard ? heard.limit : 'stack', settings);
+        throw new DocumentReadFailed('limit' in heard ? heard.limit : 'stack', {
+          heapMb: thread.heapMb,
+          timeBudgetMs: settings.timeBudgetMs,
+        });
       }
       if (closed) await worker.terminate();
-      else idle.push({ worker, timer: setTimeout(() => void retire(worker), IDLE_MS).unref() });
+      else idle.push({ thread, timer: setTimeout(() => void retire(thread), IDLE_MS).unref() });
       return reply;
     } finally {
       slots.release();

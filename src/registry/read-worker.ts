@@ -6,6 +6,7 @@
  * at a time; whatever escapes the bounds of the reading ends this thread,
  * not the server.
  */
+import { getHeapStatistics } from 'node:v8';
 import { parentPort } from 'node:worker_threads';
 import type { RegistryDocument } from './document.js';
 import { VALIDATION_LIMITS } from './limits.js';
@@ -31,8 +32,16 @@ export type ReadAnswer<T> = { ok: true; value: T } | { ok: false; lines: string[
 /** What the thread posts: the answer, or that the job recursed past the thread's stack. */
 export type ReadReply<T> = ReadAnswer<T> | { ok: false; overflow: true };
 
-/** Sent once the thread's modules are loaded: a job's time runs from when it is posted to a ready thread. */
-export type ReadyMessage = 'ready';
+/**
+ * Sent once the thread's modules are loaded (a job's time runs from when it is
+ * posted to a ready thread), with the heap the thread has: V8 gives every
+ * thread the process's --max-old-space-size when node runs with one, whatever
+ * the thread's `resourceLimits` say.
+ */
+export interface ReadyMessage {
+  ready: true;
+  heapMb: number;
+}
 
 function run(request: ReadRequest): ReadReply<unknown> {
   switch (request.kind) {
@@ -72,4 +81,5 @@ port.on('message', (request: ReadRequest) => {
   }
   port.postMessage(reply);
 });
-port.postMessage('ready' satisfies ReadyMessage);
+const ready: ReadyMessage = { ready: true, heapMb: Math.round(getHeapStatistics().heap_size_limit / 2 ** 20) };
+port.postMessage(ready);
