@@ -90,6 +90,9 @@ interface OrganizationQueue {
   tail: Promise<void>;
   /** the lock's holder as last seen: this instance's writer, or another's from the database */
   holder: RegistryLockHolder | null;
+  /** settles once a writer of the queue has tried the lock: a refusal names the holder, not "another write" */
+  tried: Promise<void>;
+  triedLock: () => void;
 }
 
 /** Promise.withResolvers() of Node 22, for Node 20. */
@@ -178,10 +181,20 @@ export function createRegistryWriteQueue(prisma: PrismaClient, settings: Registr
     for (;;) {
       if (!(await connections.acquire(deadline))) throw new WritesBusyError(retryAfterSeconds(null));
       try {
-        return await registryWriterTurn({ label, locked: () => (queue.holder = { label, since: new Date() }) }, write);
+        return await registryWriterTurn(
+          {
+            label,
+            locked: () => {
+              queue.holder = { label, since: new Date() };
+              queue.triedLock();
+            },
+          },
+          write,
+        );
       } catch (error) {
         if (!(error instanceof RegistryLockBusy)) throw error;
         queue.holder = error.holder;
+        queue.triedLock();
       } finally {
         connections.release();
       }
@@ -197,10 +210,15 @@ export function createRegistryWriteQueue(prisma: PrismaClient, settings: Registr
       const deadline = Date.now() + settings.maxWaitMs;
       let queue = organizations.get(orgId);
       if (!queue) {
-        queue = { waiting: 0, writers: 0, tail: Promise.resolve(), holder: null };
+        const { promise: tried, resolve: triedLock } = deferred();
+        queue = { waiting: 0, writers: 0, tail: Promise.resolve(), holder: null, tried, triedLock };
         organizations.set(orgId, queue);
       }
-      if (queue.waiting >= settings.maxQueued) throw await busy(queue);
+      if (queue.waiting >= settings.maxQueued) {
+        // Writers arriving together: the one in its turn is about to learn who holds the lock.
+        await settlesBy(queue.tried, deadline);
+        throw await busy(queue);
+      }
       // The next writer waits for every one before this one, and for this one, even if this one gives up.
       const { promise: done, resolve: finish } = deferred();
       const before = queue.tail;
