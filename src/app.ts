@@ -39,6 +39,11 @@ import { mcpRoutes } from './mcp/route.js';
 import { createReadCache, type ReadCache } from './metric/read-cache.js';
 import { openApiRoutes } from './openapi/routes.js';
 import {
+  createDocumentReader,
+  DEFAULT_DOCUMENT_READ_SETTINGS,
+  type DocumentReadSettings,
+} from './registry/read-off-thread.js';
+import {
   createRegistryWriteQueue,
   DEFAULT_REGISTRY_WRITE_SETTINGS,
   type RegistryWriteSettings,
@@ -92,6 +97,8 @@ export interface AppOptions {
     webhookWorker?: Partial<WebhookWorkerSettings>;
     /** how registry writes queue (src/registry/write-queue.ts); default DEFAULT_REGISTRY_WRITE_SETTINGS, a quarter of the pool */
     registryWrites?: Partial<RegistryWriteSettings>;
+    /** how write bodies are read off the event loop (src/registry/read-off-thread.ts); default DEFAULT_DOCUMENT_READ_SETTINGS */
+    documentReads?: Partial<DocumentReadSettings>;
   };
   rateLimiter: KeyRateLimiter;
   logger?: FastifyBaseLogger;
@@ -261,11 +268,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     connections: writeConnections(database.connections),
     ...config.registryWrites,
   });
+  const documentReader = createDocumentReader({ ...DEFAULT_DOCUMENT_READ_SETTINGS, ...config.documentReads });
+  app.addHook('onClose', () => documentReader.close());
   await app.register(writeRoutes, {
     access,
     config,
     watcher,
     writeQueue,
+    documentReader,
     pruneMaxRemovals: config.pruneMaxRemovals,
   });
   await app.register(openApiRoutes, { access });

@@ -4,6 +4,7 @@
  */
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import { DEFAULT_DOCUMENT_READ_SETTINGS } from './registry/read-off-thread.js';
 import { DEFAULT_PRUNE_MAX_REMOVALS } from './registry/removals.js';
 import {
   DEFAULT_RETRY_SCHEDULE_MS,
@@ -244,6 +245,15 @@ export const envSchema = z
     CHANGES_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
     /** a prune removing more metrics than this (or every metric) needs allow_removals (src/registry/removals.ts) */
     PRUNE_MAX_REMOVALS: z.coerce.number().int().min(0).max(1_000_000).default(DEFAULT_PRUNE_MAX_REMOVALS),
+    /** the heap of the thread that reads a write's body; a body that needs more is 422 (src/registry/read-off-thread.ts) */
+    DOCUMENT_READ_MEMORY_MB: z.coerce.number().int().min(32).max(4096).default(DEFAULT_DOCUMENT_READ_SETTINGS.memoryMb),
+    /** a write's body not read within this time is 422, its thread ended */
+    DOCUMENT_READ_TIMEOUT_MS: z.coerce
+      .number()
+      .int()
+      .min(100)
+      .max(600_000)
+      .default(DEFAULT_DOCUMENT_READ_SETTINGS.timeBudgetMs),
     /** the waits before each retry of a failed webhook delivery; past the last, the last again (src/webhooks/worker.ts) */
     WEBHOOK_RETRY_SCHEDULE: retrySchedule,
     /** a webhook endpoint failing without a success this long is disabled */

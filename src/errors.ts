@@ -107,6 +107,17 @@ export const errors = {
    * `Internal server error` for the same cause was this.
    */
   serviceUnavailable: { ...plain(503, 'Service temporarily unavailable'), retryAfter: 5 },
+  /**
+   * A document whose reading went past a limit of its worker thread (src/registry/read-off-thread.ts):
+   * 422, the document's syntax was fine but it costs more than a read may spend; `within` names the limit.
+   */
+  documentNotRead: (within: string) =>
+    plain(422, `The document could not be read within ${within}: send a smaller or simpler document`),
+  /** every thread reading documents on this instance was busy for longer than a document may wait */
+  documentReadsBusy: (retryAfter: number): ErrorResponse => ({
+    ...plain(503, 'Documents are being read on this instance: retry shortly'),
+    retryAfter,
+  }),
   /** a free-text input past its documented bound (src/metric/input.ts); never cut short */
   inputTooLong: (name: string, max: number) => plain(400, `${name} must be at most ${max} characters`),
   tooManyWords: (name: string, max: number) => plain(400, `${name} must be at most ${max} words`),

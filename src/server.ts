@@ -141,6 +141,7 @@ const app = await buildApp({
     throttle: { pointsPerMinute: env.THROTTLE_PER_MINUTE, failureCost: env.THROTTLE_FAILURE_COST },
     changeSweep: { intervalMs: env.TRUST_SWEEP_INTERVAL_S * 1000, retentionDays: env.CHANGES_RETENTION_DAYS },
     pruneMaxRemovals: env.PRUNE_MAX_REMOVALS,
+    documentReads: { memoryMb: env.DOCUMENT_READ_MEMORY_MB, timeBudgetMs: env.DOCUMENT_READ_TIMEOUT_MS },
     webhooks: webhookSettingsFromEnv(env),
     webhookWorker: { leaseMs: env.WEBHOOK_LEASE_MS },
   },

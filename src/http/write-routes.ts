@@ -12,12 +12,12 @@ import type { Principal, ServiceConfig } from '../context.js';
 import { badRequest, documentProblems, errors, HttpError } from '../errors.js';
 import { LifecycleStatus } from '../generated/prisma/enums.js';
 import { applyRegistryDocument } from '../registry/apply.js';
-import { REGISTRY_BODY_LIMIT, VALIDATION_LIMITS, VALIDATIONS_BODY_LIMIT } from '../registry/limits.js';
+import { REGISTRY_BODY_LIMIT, VALIDATIONS_BODY_LIMIT } from '../registry/limits.js';
+import { type DocumentReader, DocumentReadFailed, DocumentReadsBusyError } from '../registry/read-off-thread.js';
 import { RegistryError } from '../registry/registry-error.js';
 import { RemovalsNotAllowed } from '../registry/removals.js';
-import { readRegistrySource, SOURCE_FORMATS, type SourceFormat } from '../registry/source.js';
-import { describeTextProblem, parseDocumentText } from '../registry/text.js';
-import { parseValidationBatch, recordValidations } from '../registry/validations.js';
+import { SOURCE_FORMATS, type SourceFormat } from '../registry/source.js';
+import { recordValidations } from '../registry/validations.js';
 import {
   RegistryBusyError,
   type RegistryWriteQueue,
@@ -37,6 +37,8 @@ export interface WriteRoutesDeps {
   watcher: ChangeWatcher;
   /** applies and validation results of an organization take turns through it */
   writeQueue: RegistryWriteQueue;
+  /** reads the bodies, off the event loop and within a memory and a time budget */
+  documentReader: DocumentReader;
   /** removals a prune makes without allow_removals (PRUNE_MAX_REMOVALS); default: the service's default */
   pruneMaxRemovals?: number;
 }
@@ -93,6 +95,25 @@ function writerOf(principal: Principal, write: RegistryWriter['write']): Registr
   throw new Error('a read API key reached a write route');
 }
 
+/** A body whose reading went past its thread's limits, or waited for a thread for as long as it may. */
+async function readBody<T>(reading: Promise<T>): Promise<T> {
+  try {
+    return await reading;
+  } catch (error) {
+    if (error instanceof DocumentReadFailed) {
+      const { heapMb, timeBudgetMs } = error.budget;
+      const within = {
+        memory: `${heapMb} MB of memory`,
+        time: `${timeBudgetMs / 1000} s`,
+        stack: 'the depth a read may recurse to',
+      }[error.limit];
+      throw new HttpError(errors.documentNotRead(within));
+    }
+    if (error instanceof DocumentReadsBusyError) throw new HttpError(errors.documentReadsBusy(error.retryAfterSeconds));
+    throw error;
+  }
+}
+
 /** A writer that waited its turn for as long as it may. */
 function busyResponse(error: unknown): unknown {
   if (error instanceof RegistryBusyError) {
@@ -103,7 +124,7 @@ function busyResponse(error: unknown): unknown {
 }
 
 export async function writeRoutes(app: FastifyInstance, deps: WriteRoutesDeps) {
-  const { access, config, watcher, writeQueue, pruneMaxRemovals } = deps;
+  const { access, config, watcher, writeQueue, documentReader, pruneMaxRemovals } = deps;
   const principals = new WeakMap<FastifyRequest, Principal>();
 
   /**
@@ -154,14 +175,16 @@ export async function writeRoutes(app: FastifyInstance, deps: WriteRoutesDeps) {
       const prune = booleanQuery(request, 'prune');
       const allowRemovals = removalsQuery(request);
       const format = sourceFormatQuery(request);
-      const source = readRegistrySource(typeof request.body === 'string' ? request.body : '', {
-        format,
-        syntax: JSON_TYPES.includes(mediaType(request) ?? '') ? 'json' : 'yaml',
-        organization: principal.org.slug,
-        defaultLifecycle: lifecycleQuery(request),
-      });
+      const source = await readBody(
+        documentReader.readRegistry(typeof request.body === 'string' ? request.body : '', {
+          format,
+          syntax: JSON_TYPES.includes(mediaType(request) ?? '') ? 'json' : 'yaml',
+          organization: principal.org.slug,
+          defaultLifecycle: lifecycleQuery(request),
+        }),
+      );
       if (!source.ok) throw problemsResponse(source.lines);
-      const { document, locate } = source;
+      const { document } = source;
       if (document.organization !== principal.org.slug && document.organization !== principal.org.id) {
         throw new HttpError(errors.otherOrganization(document.organization, principal.org.slug));
       }
@@ -191,7 +214,7 @@ export async function writeRoutes(app: FastifyInstance, deps: WriteRoutesDeps) {
           },
         };
       } catch (error) {
-        if (error instanceof RegistryError) throw problemsResponse(error.lines(locate));
+        if (error instanceof RegistryError) throw problemsResponse(await source.problemLines(error));
         if (error instanceof RemovalsNotAllowed) {
           throw new HttpError(errors.removalsNotAllowed(error.lines(confirmRemovals)));
         }
@@ -212,14 +235,10 @@ export async function writeRoutes(app: FastifyInstance, deps: WriteRoutesDeps) {
     },
     handler: async (request) => {
       const principal = principalOf(request);
-      const parsedText = parseDocumentText(
-        typeof request.body === 'string' ? request.body : '',
-        'json',
-        VALIDATION_LIMITS,
-      );
-      if (!parsedText.ok) throw problemsResponse(parsedText.problems.map(describeTextProblem));
+      const read = await readBody(documentReader.readValidations(typeof request.body === 'string' ? request.body : ''));
+      if (!read.ok) throw problemsResponse(read.lines);
+      const { batch } = read;
       try {
-        const batch = parseValidationBatch(parsedText.value);
         const { recorded, duplicates, events } = await writeQueue.run(
           principal.org.id,
           writerOf(principal, 'validations'),

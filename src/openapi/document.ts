@@ -34,6 +34,7 @@ import {
   REGISTRY_BODY_LIMIT,
   VALIDATIONS_BODY_LIMIT,
 } from '../registry/limits.js';
+import { DEFAULT_DOCUMENT_READ_SETTINGS } from '../registry/read-off-thread.js';
 import { DEFAULT_PRUNE_MAX_REMOVALS, RemovalsNotAllowed } from '../registry/removals.js';
 import { SOURCE_FORMATS } from '../registry/source.js';
 import { DEFAULT_REGISTRY_WRITE_SETTINGS } from '../registry/write-queue.js';
@@ -130,7 +131,14 @@ const writeQueueDescription =
   'writes of the organization waiting on its instance, is 409 with `Retry-After`, naming the write in progress ' +
   '(what it is, who started it and when); nothing is written.\n\n' +
   'A query parameter the route does not take is 400 naming it, answered before the body is read: a misspelt ' +
-  'flag never writes as if it were not there.';
+  'flag never writes as if it were not there.\n\n' +
+  'The body is read (parsed, imported, validated) off the event loop, in a worker thread of its own heap ' +
+  `(${DEFAULT_DOCUMENT_READ_SETTINGS.memoryMb} MB for long-lived objects, or the process's ` +
+  `\`--max-old-space-size\`) and ${DEFAULT_DOCUMENT_READ_SETTINGS.timeBudgetMs / 1000} s ` +
+  '(`DOCUMENT_READ_MEMORY_MB`, `DOCUMENT_READ_TIMEOUT_MS`): a body that needs more is 422 naming the limit. ' +
+  `An instance reads ${DEFAULT_DOCUMENT_READ_SETTINGS.workers} body at a time; a body waits for it at most ` +
+  `${DEFAULT_DOCUMENT_READ_SETTINGS.maxWaitMs / 1000} s, behind at most ${DEFAULT_DOCUMENT_READ_SETTINGS.maxQueued} ` +
+  'others, then is 503 with `Retry-After`.';
 
 const registryBusyExample = errors.registryBusy(
   'an apply by service token "CI"',
@@ -138,7 +146,7 @@ const registryBusyExample = errors.registryBusy(
   12,
 );
 
-/** 409 and 503 of a write that waited its turn for as long as it may. */
+/** 409 and 503 of a write that waited its turn for as long as it may; 422 of a body its thread could not read. */
 const writeQueueResponses = {
   '409': errorResponse(
     'Another write of the organization’s registry has been in progress for longer than a write may wait ' +
@@ -148,11 +156,20 @@ const writeQueueResponses = {
     { ...rateLimitHeaders, 'Retry-After': ref('headers', 'Retry-After') },
     registryBusyExample,
   ),
+  '422': errorResponse(
+    'The body could not be read within the heap or the time of its reading thread (a document past what the ' +
+      'reading limits admit); the message names the limit. Nothing is written.',
+    rateLimitHeaders,
+    errors.documentNotRead('304 MB of memory'),
+    errors.documentNotRead(`${DEFAULT_DOCUMENT_READ_SETTINGS.timeBudgetMs / 1000} s`),
+  ),
   '503': errorResponse(
-    'The connections this instance’s registry writes may hold were all held for longer than a write may wait. ' +
-      'Nothing is written.',
+    'The connections this instance’s registry writes may hold were all held for longer than a write may wait, ' +
+      'or its document reading thread was busy for longer than a body may wait for it (or as many bodies ' +
+      'waited already). Nothing is written. `Retry-After`: 1 to 60 s.',
     { ...rateLimitHeaders, 'Retry-After': ref('headers', 'Retry-After') },
     errors.writesBusy(1),
+    errors.documentReadsBusy(4),
   ),
 };
 

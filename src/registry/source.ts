@@ -4,7 +4,9 @@
  * Semantic Interchange document. Foreign formats go through their importer
  * (src/importers/, pure translations) and then through the same validation
  * as a hand-written document, the text it would store checked first. The
- * CLI and the HTTP route both read files through here.
+ * CLI reads the user's own file through here in its process; the HTTP route
+ * reads a caller's through the same function in a worker thread
+ * (src/registry/read-off-thread.ts).
  */
 import { formatIssuePath } from '../fixtures/schema.js';
 import type { LifecycleStatus } from '../generated/prisma/enums.js';
@@ -40,6 +42,10 @@ export type ReadSource =
     }
   | { ok: false; lines: string[] };
 
+/** Problems found past an import are in the document it made, not in the file. */
+export const locateImported = (path: readonly PropertyKey[]): string =>
+  `${formatIssuePath(path) || '(document)'} of the document imported from the file`;
+
 export function readRegistrySource(text: string, options: SourceOptions): ReadSource {
   const parsedText = parseDocumentText(text, options.syntax);
   if (!parsedText.ok) return { ok: false, lines: parsedText.problems.map(describeTextProblem) };
@@ -58,8 +64,7 @@ export function readRegistrySource(text: string, options: SourceOptions): ReadSo
       }
       throw error;
     }
-    // Problems found past the import are in the document it made, not in the file.
-    locate = (path) => `${formatIssuePath(path) || '(document)'} of the document imported from the file`;
+    locate = locateImported;
   }
   const unstorable = storedTextProblems(input);
   if (unstorable.length > 0) return { ok: false, lines: new RegistryError(unstorable).lines(locate) };

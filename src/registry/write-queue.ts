@@ -90,6 +90,9 @@ interface OrganizationQueue {
   tail: Promise<void>;
   /** the lock's holder as last seen: this instance's writer, or another's from the database */
   holder: RegistryLockHolder | null;
+  /** settles once a writer of the queue has tried the lock: a refusal names the holder, not "another write" */
+  tried: Promise<void>;
+  triedLock: () => void;
 }
 
 /** Promise.withResolvers() of Node 22, for Node 20. */
@@ -102,7 +105,7 @@ function deferred(): { promise: Promise<void>; resolve: () => void } {
 }
 
 /** At most `size` holders at once, the others waiting in order; a wait ends (false) at `deadline`. */
-function semaphore(size: number) {
+export function semaphore(size: number) {
   let free = size;
   const waiters: (() => void)[] = [];
   return {
@@ -142,8 +145,8 @@ async function settlesBy(promise: Promise<void>, deadline: number): Promise<bool
   }
 }
 
-/** Seconds a refused writer should wait: about as long as the write in progress has run, 1 to 60. */
-function retryAfterSeconds(since: Date | null): number {
+/** Seconds a refused caller should wait: about as long as the work in progress has run, 1 to 60. */
+export function retryAfterSeconds(since: Date | null): number {
   const running = since ? (Date.now() - since.getTime()) / 1000 : 0;
   return Math.min(60, Math.max(1, Math.ceil(running)));
 }
@@ -185,10 +188,20 @@ export function createRegistryWriteQueue(prisma: PrismaClient, settings: Registr
     for (;;) {
       if (!(await connections.acquire(deadline))) throw new WritesBusyError(retryAfterSeconds(null));
       try {
-        return await registryWriterTurn({ label, locked: () => (queue.holder = { label, since: new Date() }) }, write);
+        return await registryWriterTurn(
+          {
+            label,
+            locked: () => {
+              queue.holder = { label, since: new Date() };
+              queue.triedLock();
+            },
+          },
+          write,
+        );
       } catch (error) {
         if (!(error instanceof RegistryLockBusy)) throw error;
         queue.holder = error.holder;
+        queue.triedLock();
       } finally {
         connections.release();
       }
@@ -204,10 +217,15 @@ export function createRegistryWriteQueue(prisma: PrismaClient, settings: Registr
       const deadline = Date.now() + settings.maxWaitMs;
       let queue = organizations.get(orgId);
       if (!queue) {
-        queue = { waiting: 0, writers: 0, tail: Promise.resolve(), holder: null };
+        const { promise: tried, resolve: triedLock } = deferred();
+        queue = { waiting: 0, writers: 0, tail: Promise.resolve(), holder: null, tried, triedLock };
         organizations.set(orgId, queue);
       }
-      if (queue.waiting >= settings.maxQueued) throw await busy(queue, orgId);
+      if (queue.waiting >= settings.maxQueued) {
+        // Writers arriving together: the one in its turn is about to learn who holds the lock.
+        await settlesBy(queue.tried, deadline);
+        throw await busy(queue, orgId);
+      }
       // The next writer waits for every one before this one, and for this one, even if this one gives up.
       const { promise: done, resolve: finish } = deferred();
       const before = queue.tail;

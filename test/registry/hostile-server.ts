@@ -29,15 +29,19 @@ export interface HostileServer {
 /** Generous for a slow, shared 2-core machine; a request that kills or hangs the server never answers. */
 export const ANSWER_WITHIN_MS = 60_000;
 
-export async function startHostileServer(): Promise<HostileServer> {
+/** As `npm start` runs the server. */
+const START_OPTIONS = ['--max-semi-space-size=16', '--max-old-space-size=256'];
+
+/** `env`: settings of the server beside its database (e.g. DOCUMENT_READ_TIMEOUT_MS); `nodeOptions`: node's own */
+export async function startHostileServer(
+  env: Record<string, string> = {},
+  nodeOptions: readonly string[] = START_OPTIONS,
+): Promise<HostileServer> {
   const created = await createTestTarget();
   if (created.target.kind !== 'postgres') throw new Error('PostgreSQL expected');
   const database = await openDatabase(created.target);
   const org = await newTeamOrg(database.prisma, 'hostile');
-  const server = await startServerProcess(
-    { DATABASE_URL: created.target.url },
-    { nodeOptions: ['--max-semi-space-size=16', '--max-old-space-size=256'] },
-  );
+  const server = await startServerProcess({ ...env, DATABASE_URL: created.target.url }, { nodeOptions });
   return {
     server,
     org,
