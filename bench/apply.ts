@@ -73,17 +73,20 @@ async function put(service: Started, token: string, body: string, query = ''): P
   return { seconds: (performance.now() - started) / 1000, peakRssMb: peakMb, ...result };
 }
 
+/** What a scenario of applies beside reads is given: applies of `metrics` metrics, reads of `detail` with `apiKey`. */
+export interface ApplyScenarioOptions {
+  metrics: number;
+  apiKey: string;
+  detail: RouteRequest;
+  connections: number;
+  duration: number;
+  log: (line: string) => void;
+}
+
 export async function runApplyScenario(
   service: Started,
   databaseUrl: string,
-  options: {
-    metrics: number;
-    apiKey: string;
-    detail: RouteRequest;
-    connections: number;
-    duration: number;
-    log: (line: string) => void;
-  },
+  options: ApplyScenarioOptions,
 ): Promise<ApplyScenario> {
   const { metrics: n, log } = options;
   const token = await organizationWithToken(databaseUrl, 'bench-apply');

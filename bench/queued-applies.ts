@@ -9,9 +9,9 @@
  * The reads run on a few connections: their latency is the service's, not
  * that of a queue in front of it.
  */
-import { organizationWithToken } from './apply.js';
+import { type ApplyScenarioOptions, organizationWithToken } from './apply.js';
 import { benchRegistryDocument } from './apply-doc.js';
-import { type LoadResult, type RouteRequest, runLoad } from './load.js';
+import { type LoadResult, runLoad } from './load.js';
 import type { Started } from './processes.js';
 
 export interface QueuedAppliesScenario {
@@ -33,7 +33,7 @@ const READ_CONNECTIONS = 4;
 export async function runQueuedAppliesScenario(
   service: Started,
   databaseUrl: string,
-  options: { metrics: number; apiKey: string; read: RouteRequest; duration: number; log: (line: string) => void },
+  options: ApplyScenarioOptions,
 ): Promise<QueuedAppliesScenario> {
   const { metrics: n, log } = options;
   const slug = 'bench-queue';
@@ -54,7 +54,8 @@ export async function runQueuedAppliesScenario(
   const first = await apply(0);
   if (first !== '200') throw new Error(`the first apply answered ${first}`);
 
-  const load = () => runLoad(service.base, options.read, options.apiKey, { ...options, connections: READ_CONNECTIONS });
+  const load = () =>
+    runLoad(service.base, options.detail, options.apiKey, { ...options, connections: READ_CONNECTIONS });
   const alone = await load();
   let running = true;
   let rounds = 0;

@@ -278,25 +278,20 @@ async function main() {
     );
     running.push(timed);
     const statements = await statementCounts(timed, data, requests, routes);
+    const scenario = (metrics: string | undefined) => ({
+      metrics: Number(metrics),
+      apiKey: data.apiKey,
+      detail: routeRequest('detail', data.metricIds),
+      connections,
+      duration,
+      log,
+    });
     const apply = args['skip-apply']
       ? null
-      : await runApplyScenario(timed, databaseUrl, {
-          metrics: Number(args['apply-metrics']),
-          apiKey: data.apiKey,
-          detail: routeRequest('detail', data.metricIds),
-          connections,
-          duration,
-          log,
-        });
+      : await runApplyScenario(timed, databaseUrl, scenario(args['apply-metrics']));
     const queuedApplies = args['skip-queue']
       ? null
-      : await runQueuedAppliesScenario(timed, databaseUrl, {
-          metrics: Number(args['queue-metrics']),
-          apiKey: data.apiKey,
-          read: routeRequest('detail', data.metricIds),
-          duration,
-          log,
-        });
+      : await runQueuedAppliesScenario(timed, databaseUrl, scenario(args['queue-metrics']));
     let changes = null;
     if (!args['skip-changes']) {
       // Two more instances beside this one: the feed's long-polls and commits cross instances.

@@ -114,6 +114,21 @@ export function guardAdminRoutes(
     requireJsonBody(request);
   });
 
+  // Bodies are decoded as strict UTF-8, then parsed as Fastify parses JSON: a name or a description
+  // with bytes that are not UTF-8 is refused, not stored with U+FFFD in place of what was sent.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    let text: string;
+    try {
+      text = new TextDecoder('utf-8', { fatal: true }).decode(body as Buffer);
+    } catch {
+      done(new HttpError(errors.bodyNotUtf8), undefined);
+      return;
+    }
+    void parseJson(request, text, done);
+  });
+
   // Scoped to the plugin: a body Fastify cannot parse is a 400 `{ error }`, never a 500.
   app.setErrorHandler(clientErrorHandler);
 

@@ -18,20 +18,6 @@ import type { Prisma } from '../generated/prisma/client.js';
 
 type Tx = Prisma.TransactionClient;
 
-/** The tables of a metric's rows (all by `metric_id`), as the snapshot names them. */
-const SNAPSHOT_TABLES = [
-  'metric_version',
-  'approval',
-  'metric_relationship',
-  'validation',
-  'challenge',
-  'thread',
-  'message',
-  'discussion_summary',
-  'meter_event',
-  'metric_trust_state',
-] as const;
-
 /**
  * What a restore takes from the snapshot, in an order the foreign keys
  * accept (threads before their messages). Versions, approvals and
@@ -46,7 +32,10 @@ const RESTORED_TABLES = [
   'discussion_summary',
   'meter_event',
   'metric_trust_state',
-] as const satisfies readonly (typeof SNAPSHOT_TABLES)[number][];
+] as const;
+
+/** The tables of a metric's rows (all by `metric_id`), as the snapshot names them. */
+const SNAPSHOT_TABLES = ['metric_version', 'approval', 'metric_relationship', ...RESTORED_TABLES] as const;
 
 /** Tables whose only index on `metric_id` follows `org_id`: their rows are found by both. */
 const BY_ORGANIZATION = new Set<string>(['discussion_summary', 'meter_event']);

@@ -352,7 +352,8 @@ describe('registry:apply --prune of many or every metric', () => {
   const everyOfTwo =
     'this prune would remove every metric of the organization (2); nothing was written. Review the plan (a dry run) and confirm with --allow-removals 2';
 
-  it('needs --allow-removals with at least its count; --dry-run says so and writes nothing', async () => {
+  /** A new organization whose registry holds metrics a and b. */
+  async function orgOfTwo(): Promise<string> {
     const { slug } = await newOrg();
     await ok([
       'registry:apply',
@@ -360,6 +361,11 @@ describe('registry:apply --prune of many or every metric', () => {
       slug,
       file('two.yaml', stringify(document(slug, [metric('a'), metric('b')]))),
     ]);
+    return slug;
+  }
+
+  it('needs --allow-removals with at least its count; --dry-run says so and writes nothing', async () => {
+    const slug = await orgOfTwo();
     const empty = file('empty.yaml', stringify(document(slug, [])));
     const dry = await ok(['registry:apply', '--org', slug, '--dry-run', '--prune', empty]);
     expect(dry.out.slice(-2)).toEqual([
@@ -383,13 +389,7 @@ describe('registry:apply --prune of many or every metric', () => {
   });
 
   it('registry:import --apply --prune of an empty dbt manifest is refused the same way', async () => {
-    const { slug } = await newOrg();
-    await ok([
-      'registry:apply',
-      '--org',
-      slug,
-      file('two.yaml', stringify(document(slug, [metric('a'), metric('b')]))),
-    ]);
+    const slug = await orgOfTwo();
     const manifest = file('semantic_manifest.json', JSON.stringify({ semantic_models: [], metrics: [] }));
     const refused = await run(['registry:import', '--from', 'dbt', '--org', slug, '--apply', '--prune', manifest]);
     expect([refused.code, refused.err[0]]).toEqual([1, everyOfTwo]);

@@ -27,6 +27,7 @@ import {
   putRegistry,
   type RegistryDoc,
   type Res,
+  storedKeys,
   type TeamOrg,
   totals,
   toYaml,
@@ -95,11 +96,6 @@ async function searchIds(org: TeamOrg, q: string): Promise<string[]> {
 
 async function listTotal(org: TeamOrg): Promise<number> {
   return ok(await t.get('/api/v1/metrics?pageSize=100', org.key)).json().pagination.total;
-}
-
-async function storedKeys(orgId: string): Promise<string[]> {
-  const rows = await prisma().metric.findMany({ where: { orgId }, select: { key: true }, orderBy: { key: 'asc' } });
-  return rows.map((row) => row.key);
 }
 
 describe('derived ids', () => {
@@ -633,7 +629,7 @@ describe('versions, approvals and relationships', () => {
     expectError(res, 400, {
       error: `metrics[0].approvals[0].approver: ${stranger.ownerEmail} is not a member of this organization`,
     });
-    expect(await storedKeys(org.id)).toEqual([]);
+    expect(await storedKeys(prisma(), org.id)).toEqual([]);
   });
 
   it('a relationship may target a metric of the registry that the document does not list', async () => {
@@ -669,7 +665,7 @@ describe('versions, approvals and relationships', () => {
     expectError(res, 400, {
       error: 'metrics[0].relationships[0].target: metric "legacy" is not in the document, so prune would remove it',
     });
-    expect(await storedKeys(org.id)).toEqual(['legacy']);
+    expect(await storedKeys(prisma(), org.id)).toEqual(['legacy']);
     expect(await metricsVersion(prisma(), org.id)).toBe(version);
   });
 
@@ -689,7 +685,7 @@ describe('versions, approvals and relationships', () => {
     const [, line, column] = /line (\d+), column (\d+)/.exec(error) ?? [];
     const lines = yaml.split('\n');
     expect(lines[Number(line) - 1]?.slice(Number(column) - 1)).toMatch(/^nowhere/);
-    expect(await storedKeys(org.id)).toEqual([]);
+    expect(await storedKeys(prisma(), org.id)).toEqual([]);
   });
 });
 
@@ -734,7 +730,7 @@ describe('absent and removed', () => {
       ],
       totals: totals({ unchanged: 1, removed: 2 }),
     });
-    expect(await storedKeys(loaded.id)).toEqual(['from_git']);
+    expect(await storedKeys(prisma(), loaded.id)).toEqual(['from_git']);
     for (const id of [handMade.id, alsoHandMade.id]) {
       expectError(await t.get(`/api/v1/metrics/${id}`, loadedKey), 404, { error: 'Metric not found' });
     }
@@ -794,7 +790,7 @@ describe('dry run', () => {
         totals: totals({ created: 2 }),
       },
     });
-    expect(await storedKeys(org.id)).toEqual([]);
+    expect(await storedKeys(prisma(), org.id)).toEqual([]);
     expect(await prisma().project.count({ where: { orgId: org.id } })).toBe(0);
     expect(await prisma().domain.count({ where: { orgId: org.id } })).toBe(0);
     expect(await metricsVersion(prisma(), org.id)).toBe(version);
@@ -812,7 +808,7 @@ describe('dry run', () => {
       ],
       totals: totals({ updated: 1, removed: 1 }),
     });
-    expect(await storedKeys(org.id)).toEqual(['a', 'b']);
+    expect(await storedKeys(prisma(), org.id)).toEqual(['a', 'b']);
     expect((await detail(org, 'a')).metric.name).toBe('Metric a');
     expect(await etag(`/api/v1/metrics/${idOf(org, 'a')}`, org.key)).toBe(tag);
     expect(await metricsVersion(prisma(), org.id)).toBe(versionAfterApply);
@@ -823,7 +819,7 @@ describe('dry run', () => {
     const org = await newTeamOrg(prisma());
     const res = await apply(org, doc(org.slug, [docMetric('a')]), `dry_run=${value}`);
     expectError(res, 400, { error: 'dry_run must be true or false' });
-    expect(await storedKeys(org.id)).toEqual([]);
+    expect(await storedKeys(prisma(), org.id)).toEqual([]);
   });
 });
 

@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { usingPostgres } from '../helpers/database.js';
-import { type HostileServer, startHostileServer } from './hostile-server.js';
+import { type HostileServer, ordersManifest, revenueMetric, startHostileServer } from './hostile-server.js';
 import { doc, docMetric } from './support.js';
 
 let h: HostileServer;
@@ -88,26 +88,7 @@ describe.skipIf(!usingPostgres)('bodies that ended the process or answered 500',
 
   it('finding 16: terminal escapes in a dbt label, a registry name and validation details', async () => {
     const terminalEscape = '\u001b]0;owned\u0007\u001b[2J';
-    const manifest = {
-      semantic_models: [
-        {
-          name: 'orders',
-          defaults: { agg_time_dimension: 'ordered_at' },
-          node_relation: { alias: 'orders', schema_name: 'm', database: 'a', relation_name: 'a.m.orders' },
-          entities: [],
-          measures: [{ name: 'total', agg: 'sum', expr: 'amount' }],
-          dimensions: [{ name: 'ordered_at', type: 'time', type_params: { time_granularity: 'day' } }],
-        },
-      ],
-      metrics: [
-        {
-          name: 'revenue',
-          label: `Revenue${terminalEscape}`,
-          type: 'simple',
-          type_params: { measure: { name: 'total' } },
-        },
-      ],
-    };
+    const manifest = ordersManifest([revenueMetric({ label: `Revenue${terminalEscape}` })]);
     const controls = /must not contain control characters \(other than tab and line breaks\) or unpaired surrogates$/;
     await refused(
       '/api/registry?format=dbt',
@@ -133,20 +114,9 @@ describe.skipIf(!usingPostgres)('bodies that ended the process or answered 500',
   });
 
   it('finding 16: a control character in a part of a dbt manifest that is not imported does not refuse it', async () => {
-    const manifest = {
-      semantic_models: [
-        {
-          name: 'orders',
-          defaults: { agg_time_dimension: 'ordered_at' },
-          node_relation: { alias: 'orders', schema_name: 'm', database: 'a', relation_name: 'a.m.orders' },
-          entities: [],
-          measures: [{ name: 'total', agg: 'sum', expr: 'amount' }],
-          dimensions: [{ name: 'ordered_at', type: 'time', type_params: { time_granularity: 'day' } }],
-        },
-      ],
-      metrics: [{ name: 'revenue', label: 'Revenue', type: 'simple', type_params: { measure: { name: 'total' } } }],
+    const manifest = ordersManifest([revenueMetric()], {
       project_configuration: { compiled_sql_note: 'select 1 -- \u001b[0m' },
-    };
+    });
     const res = await h.send('/api/registry?format=dbt&dry_run=true', JSON.stringify(manifest));
     expect(res.status, res.body).toBe(200);
   });

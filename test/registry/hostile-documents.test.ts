@@ -15,7 +15,13 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { usingPostgres } from '../helpers/database.js';
-import { ANSWER_WITHIN_MS, type HostileServer, startHostileServer } from './hostile-server.js';
+import {
+  ANSWER_WITHIN_MS,
+  type HostileServer,
+  ordersManifest,
+  revenueMetric,
+  startHostileServer,
+} from './hostile-server.js';
 
 let h: HostileServer;
 beforeAll(async () => {
@@ -64,21 +70,7 @@ const registryDocument = fc
 
 const dbtManifest = fc
   .record({ value: hostileValue, where: fc.constantFrom('label', 'description', 'filter', 'extra') })
-  .map(({ value, where }) => ({
-    semantic_models: [
-      {
-        name: 'orders',
-        defaults: { agg_time_dimension: 'ordered_at' },
-        node_relation: { alias: 'orders', schema_name: 'm', database: 'a', relation_name: 'a.m.orders' },
-        entities: [],
-        measures: [{ name: 'total', agg: 'sum', expr: 'amount' }],
-        dimensions: [{ name: 'ordered_at', type: 'time', type_params: { time_granularity: 'day' } }],
-      },
-    ],
-    metrics: [
-      { name: 'revenue', label: 'R', type: 'simple', type_params: { measure: { name: 'total' } }, [where]: value },
-    ],
-  }));
+  .map(({ value, where }) => ordersManifest([revenueMetric({ label: 'R', [where]: value })]));
 
 const osiDocument = fc
   .record({
@@ -174,30 +166,18 @@ describe.skipIf(!usingPostgres)('hostile documents never take the server down', 
     const chain = fc.record({ length: fc.integer({ min: 5, max: 25 }), uses: fc.integer({ min: 2, max: 4 }) });
     await fc.assert(
       fc.asyncProperty(chain, async ({ length, uses }) => {
-        const manifest = {
-          semantic_models: [
-            {
-              name: 'orders',
-              defaults: { agg_time_dimension: 'ordered_at' },
-              node_relation: { alias: 'orders', schema_name: 'm', database: 'a', relation_name: 'a.m.orders' },
-              entities: [],
-              measures: [{ name: 'total', agg: 'sum', expr: 'amount' }],
-              dimensions: [{ name: 'ordered_at', type: 'time', type_params: { time_granularity: 'day' } }],
+        const manifest = ordersManifest([
+          revenueMetric({ name: 'm0', label: 'm0' }),
+          ...Array.from({ length }, (_, i) => ({
+            name: `m${i + 1}`,
+            label: `m${i + 1}`,
+            type: 'derived',
+            type_params: {
+              expr: Array.from({ length: uses }, () => 'x').join(' + '),
+              metrics: [{ name: `m${i}`, alias: 'x' }],
             },
-          ],
-          metrics: [
-            { name: 'm0', label: 'm0', type: 'simple', type_params: { measure: { name: 'total' } } },
-            ...Array.from({ length }, (_, i) => ({
-              name: `m${i + 1}`,
-              label: `m${i + 1}`,
-              type: 'derived',
-              type_params: {
-                expr: Array.from({ length: uses }, () => 'x').join(' + '),
-                metrics: [{ name: `m${i}`, alias: 'x' }],
-              },
-            })),
-          ],
-        };
+          })),
+        ]);
         await expectAnswered('/api/registry?format=dbt&dry_run=true', JSON.stringify(manifest), 'application/json');
       }),
       { numRuns: 4 },

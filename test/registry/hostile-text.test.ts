@@ -12,7 +12,18 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { doc, docMetric, HOST, newTeamOrg, planOf, postValidations, putRegistry, type TeamOrg } from './support.js';
+import { ordersManifest, revenueMetric } from './hostile-server.js';
+import {
+  doc,
+  docMetric,
+  HOST,
+  newTeamOrg,
+  planOf,
+  postValidations,
+  putRegistry,
+  storedKeys,
+  type TeamOrg,
+} from './support.js';
 
 let t: TestApp;
 let org: TeamOrg;
@@ -25,11 +36,6 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const metricKeys = async () =>
-  (await t.database.prisma.metric.findMany({ where: { orgId: org.id }, select: { key: true } }))
-    .map((m) => m.key)
-    .sort();
-
 /** The JSON text of a one-metric document whose name holds a lone surrogate escape. */
 const surrogateJson = () =>
   JSON.stringify(doc(org.slug, [docMetric('existing'), docMetric('lone', { name: 'LONE_NAME' })])).replace(
@@ -39,11 +45,11 @@ const surrogateJson = () =>
 
 describe('a lone surrogate is a 400, never a 500', () => {
   it('PUT /api/registry (JSON): the dry run and the apply agree, 400 and nothing written', async () => {
-    const before = await metricKeys();
+    const before = await storedKeys(t.database.prisma, org.id);
     const res = await putRegistry(t, surrogateJson(), { token: org.token, contentType: 'application/json' });
     expect(res.statusCode).toBe(400);
     expect(res.json().error).toMatch(/metrics\[1\]\.name/);
-    expect(await metricKeys()).toEqual(before);
+    expect(await storedKeys(t.database.prisma, org.id)).toEqual(before);
     const dry = await putRegistry(t, surrogateJson(), {
       token: org.token,
       contentType: 'application/json',
@@ -78,23 +84,11 @@ describe('a lone surrogate is a 400, never a 500', () => {
   });
 
   it('PUT /api/registry?format=dbt (a metric label)', async () => {
-    const manifest = {
-      semantic_models: [
-        {
-          name: 'orders',
-          defaults: { agg_time_dimension: 'ordered_at' },
-          node_relation: { alias: 'orders', schema_name: 'm', database: 'a', relation_name: 'a.m.orders' },
-          entities: [],
-          measures: [{ name: 'total', agg: 'sum', expr: 'amount' }],
-          dimensions: [{ name: 'ordered_at', type: 'time', type_params: { time_granularity: 'day' } }],
-        },
-      ],
-      metrics: [{ name: 'revenue', label: 'LONE_NAME', type: 'simple', type_params: { measure: { name: 'total' } } }],
-    };
+    const manifest = ordersManifest([revenueMetric({ label: 'LONE_NAME' })]);
     const body = JSON.stringify(manifest).replace('LONE_NAME', 'R\\udc00');
     const res = await putRegistry(t, body, { token: org.token, contentType: 'application/json', query: 'format=dbt' });
     expect(res.statusCode).toBe(400);
-    expect(await metricKeys()).toEqual(['existing']);
+    expect(await storedKeys(t.database.prisma, org.id)).toEqual(['existing']);
   });
 });
 

@@ -23,6 +23,7 @@ import {
   putRegistry,
   type RegistryDoc,
   type Res,
+  storedKeys,
   type TeamOrg,
   totals,
   uuidV5,
@@ -62,11 +63,6 @@ function expectStatus(res: Res, status: number) {
   return res;
 }
 
-async function storedKeys(orgId: string): Promise<string[]> {
-  const rows = await prisma().metric.findMany({ where: { orgId }, select: { key: true }, orderBy: { key: 'asc' } });
-  return rows.map((row) => row.key);
-}
-
 async function eventCount(orgId: string): Promise<number> {
   return prisma().changeEvent.count({ where: { orgId } });
 }
@@ -104,13 +100,13 @@ describe('a prune that removes much needs its count confirmed', () => {
         'would remove: c',
       ],
     });
-    expect(await storedKeys(org.id)).toEqual(['a', 'b', 'c']);
+    expect(await storedKeys(prisma(), org.id)).toEqual(['a', 'b', 'c']);
     expect(await eventCount(org.id)).toBe(events);
     expect(await prisma().removedMetric.count({ where: { orgId: org.id } })).toBe(0);
 
     const pruned = planOf(await apply(org, doc(org.slug, []), 'prune=true&allow_removals=3'));
     expect(pruned.totals).toEqual(totals({ removed: 3 }));
-    expect(await storedKeys(org.id)).toEqual([]);
+    expect(await storedKeys(prisma(), org.id)).toEqual([]);
   });
 
   it('one metric of one is every metric: refused without allow_removals=1', async () => {
@@ -129,10 +125,10 @@ describe('a prune that removes much needs its count confirmed', () => {
         'Review the plan (a dry run) and confirm with allow_removals=2',
     );
     expect(refused.json().details.slice(1)).toEqual(['would remove: c', 'would remove: d']);
-    expect(await storedKeys(org.id)).toEqual(['a', 'b', 'c', 'd']);
+    expect(await storedKeys(prisma(), org.id)).toEqual(['a', 'b', 'c', 'd']);
     // More than the plan removes is accepted; without allow_removals two of four need none.
     expect(planOf(await apply(org, document, 'prune=true&allow_removals=5')).totals.removed).toBe(2);
-    expect(await storedKeys(org.id)).toEqual(['a', 'b']);
+    expect(await storedKeys(prisma(), org.id)).toEqual(['a', 'b']);
   });
 
   it('a dry run needs none: it lists each metric that would go and says what applying needs', async () => {
@@ -148,7 +144,7 @@ describe('a prune that removes much needs its count confirmed', () => {
       applied: false,
       allow_removals_required: 2,
     });
-    expect(await storedKeys(org.id)).toEqual(['a', 'b']);
+    expect(await storedKeys(prisma(), org.id)).toEqual(['a', 'b']);
     // A plan that needs no confirmation says so.
     const small = planOf(await apply(org, doc(org.slug, [docMetric('a')]), 'prune=true&dry_run=true'));
     expect(small.totals.removed).toBe(1);
@@ -169,7 +165,7 @@ describe('a prune that removes much needs its count confirmed', () => {
       ...keys(20).map((key) => `would remove: ${key}`),
       "and 5 more (the dry run's plan lists them all)",
     ]);
-    expect(await storedKeys(org.id)).toHaveLength(26);
+    expect(await storedKeys(prisma(), org.id)).toHaveLength(26);
     // Ten are removed without confirmation.
     const ten = await orgWith([...keys(10), 'kept']);
     expect(planOf(await apply(ten, doc(ten.slug, [docMetric('kept')]), 'prune=true')).totals.removed).toBe(10);
@@ -183,7 +179,7 @@ describe('a prune that removes much needs its count confirmed', () => {
       const refused = await putRegistry(strict, document, { token: org.token, query: 'prune=true' });
       expectStatus(refused, 400);
       expect(refused.json().error).toMatch(/^this prune would remove 2 metrics, more than the 1 removed without/);
-      expect(await storedKeys(org.id)).toEqual(['a', 'b', 'c']);
+      expect(await storedKeys(prisma(), org.id)).toEqual(['a', 'b', 'c']);
       // The default instance (10) applies the same request.
       expect(planOf(await apply(org, document, 'prune=true')).totals.removed).toBe(2);
     } finally {
@@ -201,7 +197,7 @@ describe('a prune that removes much needs its count confirmed', () => {
     });
     expectStatus(refused, 400);
     expect(refused.json().error).toMatch(/every metric of the organization \(2\).*allow_removals=2$/);
-    expect(await storedKeys(org.id)).toEqual(['a', 'b']);
+    expect(await storedKeys(prisma(), org.id)).toEqual(['a', 'b']);
   });
 
   it('allow_removals that is not a whole number is 400 and writes nothing', async () => {
@@ -210,7 +206,7 @@ describe('a prune that removes much needs its count confirmed', () => {
       const res = expectStatus(await apply(org, doc(org.slug, []), `prune=true&allow_removals=${value}`), 400);
       expect(res.json()).toEqual({ error: 'allow_removals must be a whole number of metrics (0 or more)' });
     }
-    expect(await storedKeys(org.id)).toEqual(['a', 'b']);
+    expect(await storedKeys(prisma(), org.id)).toEqual(['a', 'b']);
   });
 
   it('over a real connection: refused without allow_removals, applied with it', async () => {

@@ -154,6 +154,12 @@ export async function newTeamOrg(prisma: PrismaClient, label = 'team'): Promise<
   };
 }
 
+/** The keys of the organization's metrics as stored, in order. */
+export async function storedKeys(prisma: PrismaClient, orgId: string): Promise<string[]> {
+  const rows = await prisma.metric.findMany({ where: { orgId }, select: { key: true }, orderBy: { key: 'asc' } });
+  return rows.map((row) => row.key);
+}
+
 /** The organization's `metrics_version` as stored. */
 export async function metricsVersion(prisma: PrismaClient, orgId: string): Promise<bigint> {
   const organization = await prisma.organization.findUniqueOrThrow({ where: { id: orgId } });
