@@ -24,6 +24,7 @@ import { rejectCrossOrigin } from './cross-origin.js';
 import { clientErrorHandler } from './error-reply.js';
 import { firstHeader } from './headers.js';
 import { type AccessDeps, admitAdminSession, noteOrganizationWrite } from './request-auth.js';
+import { utf8Body } from './utf8-body.js';
 
 export interface ApiKeyRoutesDeps {
   access: AccessDeps;
@@ -121,9 +122,9 @@ export function guardAdminRoutes(
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     let text: string;
     try {
-      text = new TextDecoder('utf-8', { fatal: true }).decode(body as Buffer);
-    } catch {
-      done(new HttpError(errors.bodyNotUtf8), undefined);
+      text = utf8Body(body as Buffer);
+    } catch (error) {
+      done(error as HttpError, undefined);
       return;
     }
     void parseJson(request, text, done);

@@ -29,6 +29,7 @@ import { rejectCrossOrigin } from './cross-origin.js';
 import { clientErrorHandler } from './error-reply.js';
 import { firstHeader } from './headers.js';
 import { type AccessDeps, admitAdminSession, admitServiceToken, noteOrganizationWrite } from './request-auth.js';
+import { utf8Body } from './utf8-body.js';
 
 export interface WriteRoutesDeps {
   access: AccessDeps;
@@ -148,9 +149,9 @@ export async function writeRoutes(app: FastifyInstance, deps: WriteRoutesDeps) {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser([...JSON_TYPES, ...YAML_TYPES], { parseAs: 'buffer' }, (_request, body, done) => {
     try {
-      done(null, new TextDecoder('utf-8', { fatal: true }).decode(body as Buffer));
-    } catch {
-      done(new HttpError(errors.bodyNotUtf8), undefined);
+      done(null, utf8Body(body as Buffer));
+    } catch (error) {
+      done(error as HttpError, undefined);
     }
   });
 
