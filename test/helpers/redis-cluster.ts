@@ -86,7 +86,8 @@ async function clusterOk(nodes: Node[], timeoutMs = 20_000): Promise<void> {
   for (;;) {
     const states = await Promise.all(
       nodes.map((node) =>
-        run('redis-cli', ['-p', String(node.port), 'cluster', 'info']).then(
+        // A node that has just been restarted, or is still frozen, must not hold the wait past its deadline.
+        run('redis-cli', ['-p', String(node.port), 'cluster', 'info'], { timeout: 2000 }).then(
           (result) => result.stdout.includes('cluster_state:ok'),
           () => false,
         ),
