@@ -68,7 +68,7 @@ export async function lockRegistry(tx: Prisma.TransactionClient, orgId: string):
  * is its high half in `classid`, its low half in `objid`, `objsubid` 1).
  * Null when it was released in between.
  */
-export async function lockHolder(tx: Prisma.TransactionClient, orgId: string): Promise<RegistryLockHolder | null> {
+async function lockHolder(tx: Prisma.TransactionClient, orgId: string): Promise<RegistryLockHolder | null> {
   const [row] = await tx.$queryRaw<{ label: string | null; since: Date | null }[]>`
     WITH k AS (SELECT hashtextextended(${lockKey(orgId)}, 0) AS key)
     SELECT a.application_name AS label, a.xact_start AS since

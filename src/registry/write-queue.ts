@@ -13,7 +13,7 @@
  * pooled connections at once, so that the reads always find the rest.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { lockHolder, RegistryLockBusy, type RegistryLockHolder, registryWriterTurn } from '../db/registry-lock.js';
+import { RegistryLockBusy, type RegistryLockHolder, registryWriterTurn } from '../db/registry-lock.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 
 export interface RegistryWriteSettings {
@@ -167,9 +167,8 @@ export function createRegistryWriteQueue(prisma: PrismaClient, settings: Registr
     return `${what} by ${kind === 't' ? 'service token' : 'user'} ${JSON.stringify(name ?? id)}`;
   }
 
-  /** A writer turned away before its queue has met the lock asks the database who holds it. */
-  async function busy(queue: OrganizationQueue, orgId: string): Promise<RegistryBusyError> {
-    const holder = queue.holder ?? (await lockHolder(prisma, orgId).catch(() => null));
+  async function busy(queue: OrganizationQueue): Promise<RegistryBusyError> {
+    const { holder } = queue;
     return new RegistryBusyError(
       await describe(holder),
       holder?.since ?? null,
@@ -177,13 +176,7 @@ export function createRegistryWriteQueue(prisma: PrismaClient, settings: Registr
     );
   }
 
-  async function inTurn<T>(
-    queue: OrganizationQueue,
-    orgId: string,
-    label: string,
-    deadline: number,
-    write: () => Promise<T>,
-  ) {
+  async function inTurn<T>(queue: OrganizationQueue, label: string, deadline: number, write: () => Promise<T>) {
     let pause = FIRST_PAUSE_MS;
     for (;;) {
       if (!(await connections.acquire(deadline))) throw new WritesBusyError(retryAfterSeconds(null));
@@ -206,7 +199,7 @@ export function createRegistryWriteQueue(prisma: PrismaClient, settings: Registr
         connections.release();
       }
       const left = deadline - Date.now();
-      if (left <= 0) throw await busy(queue, orgId);
+      if (left <= 0) throw await busy(queue);
       await sleep(Math.min(pause, left) * (0.5 + Math.random() / 2));
       pause = Math.min(pause * 2, MAX_PAUSE_MS);
     }
@@ -224,7 +217,7 @@ export function createRegistryWriteQueue(prisma: PrismaClient, settings: Registr
       if (queue.waiting >= settings.maxQueued) {
         // Writers arriving together: the one in its turn is about to learn who holds the lock.
         await settlesBy(queue.tried, deadline);
-        throw await busy(queue, orgId);
+        throw await busy(queue);
       }
       // The next writer waits for every one before this one, and for this one, even if this one gives up.
       const { promise: done, resolve: finish } = deferred();
@@ -236,9 +229,9 @@ export function createRegistryWriteQueue(prisma: PrismaClient, settings: Registr
       try {
         const ready = await settlesBy(before, deadline);
         queue.waiting--;
-        if (!ready) throw await busy(queue, orgId);
+        if (!ready) throw await busy(queue);
         turn = true;
-        return await inTurn(queue, orgId, labelOf(writer), deadline, write);
+        return await inTurn(queue, labelOf(writer), deadline, write);
       } finally {
         if (turn) queue.holder = null;
         finish();
