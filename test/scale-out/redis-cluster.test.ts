@@ -314,37 +314,38 @@ describe.skipIf(skip)('rate limits on a Redis Cluster', () => {
     OUTAGE_TIMEOUT_MS,
   );
 
-  it(
-    'reports Redis down while a master is lost, and keeps limiting every key',
-    async () => {
-      const limiter = await clusterLimiter(uniquePrefix());
-      const app = await instance({ rateLimiter: limiter });
-      await cluster.stop(0);
-      await expect
-        .poll(async () => (await app.inject({ method: 'GET', url: '/readyz' })).json())
-        .toMatchObject({ redis: 'down' });
-      // Past the nodes' timeout (2 s), the others mark the master failed and, with no replica to take
-      // its slots, refuse every command (CLUSTERDOWN): every window is spent in process.
-      await new Promise((resolve) => setTimeout(resolve, 3000));
-      // At once: a turn of 20 admissions, not a retry of the lost master's slots (16 x 100 ms by default).
-      const turnStarted = Date.now();
-      const spends = await Promise.all(
-        Array.from({ length: 20 }, (_, i) => limiter.spendEach([`client:${i}`, `key:${i}`])),
-      );
-      expect(spends.flat().map((spend) => spend.consumed)).toEqual(Array(40).fill(1));
-      expect(Date.now() - turnStarted).toBeLessThan(800);
-      const statuses = await Promise.all(Array.from({ length: 15 }, () => get(app, partialOutage.secret))).then(
-        (responses) => responses.map((res) => res.statusCode),
-      );
-      expect(statuses.filter((status) => status === 200)).toHaveLength(10);
-      expect(statuses.filter((status) => status === 429)).toHaveLength(5);
+  // A real cluster losing a master on a loaded 2-core machine has, rarely, not settled within the
+  // bound; one more try tells a slow settling from a limiter that does not fall back.
+  it('reports Redis down while a master is lost, and keeps limiting every key', {
+    timeout: OUTAGE_TIMEOUT_MS,
+    retry: 1,
+  }, async () => {
+    const limiter = await clusterLimiter(uniquePrefix());
+    const app = await instance({ rateLimiter: limiter });
+    await cluster.stop(0);
+    await expect
+      .poll(async () => (await app.inject({ method: 'GET', url: '/readyz' })).json())
+      .toMatchObject({ redis: 'down' });
+    // Past the nodes' timeout (2 s), the others mark the master failed and, with no replica to take
+    // its slots, refuse every command (CLUSTERDOWN): every window is spent in process.
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    // At once: a turn of 20 admissions, not a retry of the lost master's slots (16 x 100 ms by default).
+    const turnStarted = Date.now();
+    const spends = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => limiter.spendEach([`client:${i}`, `key:${i}`])),
+    );
+    expect(spends.flat().map((spend) => spend.consumed)).toEqual(Array(40).fill(1));
+    expect(Date.now() - turnStarted).toBeLessThan(800);
+    const statuses = await Promise.all(Array.from({ length: 15 }, () => get(app, partialOutage.secret))).then(
+      (responses) => responses.map((res) => res.statusCode),
+    );
+    expect(statuses.filter((status) => status === 200)).toHaveLength(10);
+    expect(statuses.filter((status) => status === 429)).toHaveLength(5);
 
-      // The client connects to the master again at its next slot refresh (every 5 s).
-      await cluster.restart();
-      await expect
-        .poll(async () => (await app.inject({ method: 'GET', url: '/readyz' })).statusCode, { timeout: 15_000 })
-        .toBe(200);
-    },
-    OUTAGE_TIMEOUT_MS,
-  );
+    // The client connects to the master again at its next slot refresh (every 5 s).
+    await cluster.restart();
+    await expect
+      .poll(async () => (await app.inject({ method: 'GET', url: '/readyz' })).statusCode, { timeout: 15_000 })
+      .toBe(200);
+  });
 });
