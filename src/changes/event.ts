@@ -6,7 +6,7 @@
  * `lifecycle_status` after the change); the rest depends on the type (README,
  * "Change feed").
  */
-import type { Trust } from '../metric/trust.js';
+import type { Trust, UntrustedInput } from '../metric/trust.js';
 
 export const CHANGE_EVENT_TYPES = [
   'metric.created',
@@ -44,6 +44,8 @@ export interface MetricRef {
 export interface TrustState {
   verdict: string;
   reasons: string[];
+  /** with untrusted_input: the upstream metrics responsible */
+  untrusted_inputs?: UntrustedInput[];
 }
 
 /** An event before it is recorded: its number, id and time are given when it is (src/changes/record.ts). */
@@ -104,5 +106,12 @@ export function cloudEvent(event: StoredChangeEvent): CloudEvent {
   };
 }
 
-/** A verdict as events carry it (`preferred_metric_id` is the event's own member). */
-export const trustState = (trust: Trust): TrustState => ({ verdict: trust.verdict, reasons: [...trust.reasons] });
+/**
+ * A verdict as events carry it (`preferred_metric_id` is the event's own
+ * member), with the inputs behind untrusted_input.
+ */
+export const trustState = (trust: Trust): TrustState => ({
+  verdict: trust.verdict,
+  reasons: [...trust.reasons],
+  ...(trust.untrustedInputs.length ? { untrusted_inputs: trust.untrustedInputs } : {}),
+});

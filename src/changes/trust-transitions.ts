@@ -12,6 +12,7 @@ import { compile } from '../db/kysely.js';
 import type { Prisma } from '../generated/prisma/client.js';
 import { type TrustPolicy, trustPart, trustVerdict } from '../metric/trust.js';
 import { type NewChangeEvent, trustState } from './event.js';
+import { type InputFacts, inputsIn, readInputGraph, UpstreamTrust, untrustedIdentity } from './input-trust.js';
 
 type Tx = Prisma.TransactionClient;
 
@@ -21,10 +22,12 @@ const PAGE = 1000;
 /**
  * The metrics whose verdict a change of `ids` can move, in the registry as it
  * is now: the metrics themselves, what they supersede (down the whole chain:
- * its end is the preferred metric of every metric on it) and what they
- * conflict with, in either direction. Other relationships (`related_to`,
- * `variant_of`) do not enter a verdict. A writer that changes relationships
- * asks before and after its writes.
+ * its end is the preferred metric of every metric on it), what they
+ * conflict with, in either direction, and every metric built on one of
+ * those (its dependents through metric_input, transitively: an input's
+ * verdict carries over). Other relationships (`related_to`, `variant_of`)
+ * do not enter a verdict. A writer that changes relationships or inputs asks
+ * before and after its writes.
  */
 export async function metricsAffectedBy(tx: Tx, ids: readonly string[]): Promise<string[]> {
   if (!ids.length) return [];
@@ -37,7 +40,9 @@ export async function metricsAffectedBy(tx: Tx, ids: readonly string[]): Promise
          WHERE r.metric_id = a.id AND r.kind IN ('supersedes', 'conflicts_with')
          UNION ALL
          SELECT r.metric_id FROM metric_relationship r
-         WHERE r.target_metric_id = a.id AND r.kind = 'conflicts_with') n)
+         WHERE r.target_metric_id = a.id AND r.kind = 'conflicts_with'
+         UNION ALL
+         SELECT i.metric_id FROM metric_input i WHERE i.input_metric_id = a.id) n)
      SELECT id::text AS id FROM affected`,
     ids,
   );
@@ -74,10 +79,23 @@ function evaluation(orgId: string, scope: TrustScope, after: string, ids: readon
 const sameReasons = (a: readonly string[], b: readonly string[]) =>
   a.length === b.length && a.every((reason, i) => reason === b[i]);
 
+/** The verdict facts of `ids`, by id, for the metrics that are inputs of those a writer evaluates. */
+async function readInputFacts(tx: Tx, orgId: string, ids: readonly string[]): Promise<Map<string, InputFacts>> {
+  const facts = new Map<string, InputFacts>();
+  for (let start = 0; start < ids.length; start += PAGE) {
+    const statement = evaluation(orgId, { ids }, '', ids.slice(start, start + PAGE));
+    const rows = await tx.$queryRawUnsafe<EvaluatedRow[]>(statement.sql, ...statement.parameters);
+    for (const row of rows) facts.set(row.id, { key: row.key, facts: trustPart.read(row) });
+  }
+  return facts;
+}
+
 /**
  * Evaluates the verdicts of `scope` at `now`, records them as the announced
  * ones and returns a `metric.trust_changed` event for each that differs from
- * the verdict announced before.
+ * the verdict announced before. Each verdict takes in the metric's inputs
+ * (src/changes/input-trust.ts): the graph upstream of `scope` is read first,
+ * then the facts of every metric that is an input in it.
  */
 export async function trustTransitions(
   tx: Tx,
@@ -92,6 +110,8 @@ export async function trustTransitions(
   // rows the table statistics still say the tables are small, and the planner scanned all the
   // relationships once per metric (0.6 ms a metric at 10,000); within this transaction only.
   await tx.$executeRawUnsafe('SET LOCAL enable_seqscan = off');
+  const graph = await readInputGraph(tx, orgId, scope === 'all' ? 'all' : all);
+  const upstream = new UpstreamTrust(graph, await readInputFacts(tx, orgId, inputsIn(graph)), policy, now);
   let after = '00000000-0000-0000-0000-000000000000';
   for (let start = 0; ; start += PAGE) {
     const page = all.slice(start, start + PAGE);
@@ -100,21 +120,24 @@ export async function trustTransitions(
     const rows = await tx.$queryRawUnsafe<EvaluatedRow[]>(statement.sql, ...statement.parameters);
     const states: unknown[] = [];
     for (const row of rows) {
-      const trust = trustVerdict(trustPart.read(row), policy, now);
+      const stored = trustPart.read(row);
+      const untrustedInputs = upstream.untrustedInputsOf(row.id);
+      const trust = trustVerdict({ ...stored, untrustedInputs }, policy, now);
       const previous = row.prev_verdict;
-      const changed =
+      const announced =
         previous === null ||
         previous !== trust.verdict ||
         !sameReasons(row.prev_reasons ?? [], trust.reasons) ||
         row.prev_preferred !== trust.preferredMetricId;
-      if (!changed) continue;
+      if (!announced && untrustedIdentity(stored.untrustedInputs) === untrustedIdentity(untrustedInputs)) continue;
       states.push({
         metric_id: row.id,
         verdict: trust.verdict,
         reasons: trust.reasons,
         preferred_metric_id: trust.preferredMetricId,
+        untrusted_inputs: untrustedInputs,
       });
-      if (previous === null) continue;
+      if (previous === null || !announced) continue;
       events.push({
         type: 'metric.trust_changed',
         metric: { id: row.id, key: row.key, name: row.name, lifecycleStatus: row.lifecycle_status },
@@ -127,11 +150,12 @@ export async function trustTransitions(
     }
     if (states.length) {
       await tx.$executeRawUnsafe(
-        `INSERT INTO metric_trust_state (metric_id, verdict, reasons, preferred_metric_id, evaluated_at)
-         SELECT s.metric_id, s.verdict, s.reasons, s.preferred_metric_id, $2::timestamptz
+        `INSERT INTO metric_trust_state (metric_id, verdict, reasons, preferred_metric_id, untrusted_inputs, evaluated_at)
+         SELECT s.metric_id, s.verdict, s.reasons, s.preferred_metric_id, s.untrusted_inputs, $2::timestamptz
          FROM jsonb_populate_recordset(NULL::metric_trust_state, $1::jsonb) AS s
          ON CONFLICT (metric_id) DO UPDATE SET verdict = EXCLUDED.verdict, reasons = EXCLUDED.reasons,
-           preferred_metric_id = EXCLUDED.preferred_metric_id, evaluated_at = EXCLUDED.evaluated_at`,
+           preferred_metric_id = EXCLUDED.preferred_metric_id, untrusted_inputs = EXCLUDED.untrusted_inputs,
+           evaluated_at = EXCLUDED.evaluated_at`,
         JSON.stringify(states),
         now,
       );

@@ -15,10 +15,11 @@ export const TrustOutput = z.object({
   reasons: z.array(z.enum(TRUST_REASONS)),
   explanations: z.array(z.string()).describe('per reason, in order: what it means, what to do'),
   preferred_metric_id: z.string().nullable().describe('do_not_use: the metric to use instead'),
+  untrusted_inputs: described('[{ id, key, verdict, reasons }]'),
 });
 export type TrustOutputValue = z.infer<typeof TrustOutput>;
 /** The trust of get_metric and resolve_metric: get_metric_contract's schema spells it out once. */
-const trustAsInContract = described("{ verdict, reasons, explanations, preferred_metric_id } as get_metric_contract's");
+const trustAsInContract = described("as get_metric_contract's");
 
 export const SearchItem = z.object({
   id: z.string(),

@@ -185,12 +185,18 @@ export function createMcpServer(deps: ToolDeps): McpServer {
     const now = new Date();
     return trusts.map((trust, i) => {
       const known = facts.get(ids[i] as string);
-      const verdict = { verdict: trust.verdict, reasons: trust.reasons, preferredMetricId: trust.preferred_metric_id };
+      const verdict = {
+        verdict: trust.verdict,
+        reasons: trust.reasons,
+        preferredMetricId: trust.preferred_metric_id,
+        untrustedInputs: trust.untrusted_inputs,
+      };
       return {
         verdict: trust.verdict,
         reasons: trust.reasons,
         explanations: known ? trustReasonSentences(verdict, known, deps.config.trust, now) : [],
         preferred_metric_id: trust.preferred_metric_id,
+        untrusted_inputs: trust.untrusted_inputs,
       };
     });
   }
@@ -483,6 +489,6 @@ export function createMcpServer(deps: ToolDeps): McpServer {
 
 type TrustOut = z.infer<typeof Trust>;
 
-function trustLine(trust: TrustOut): string {
+function trustLine(trust: Pick<TrustOut, 'verdict' | 'reasons'>): string {
   return trust.reasons.length ? `${trust.verdict} (${trust.reasons.join(', ')})` : trust.verdict;
 }

@@ -9,11 +9,16 @@
  */
 import { sql } from 'kysely';
 import type { MetricPart } from './parts.js';
+import { type EscalatableReason, type TierRule, tierRuleOf } from './trust-policy.js';
 
 export const TRUST_VERDICTS = ['use', 'use_with_caution', 'do_not_use'] as const;
 export type TrustVerdictValue = (typeof TRUST_VERDICTS)[number];
 
-/** Reason codes in the order they are listed: first those of do_not_use, then the cautions. */
+/**
+ * Reason codes in the order they are listed: first those that are always
+ * do_not_use, then the cautions (which a tier's trust policy may make
+ * do_not_use, src/metric/trust-policy.ts).
+ */
 export const TRUST_REASONS = [
   'deprecated',
   'superseded',
@@ -23,8 +28,23 @@ export const TRUST_REASONS = [
   'failed_validation',
   'stale_validation',
   'conflicting_definition',
+  'untrusted_input',
+  'no_approved_version',
+  'no_owner_team',
 ] as const;
 export type TrustReason = (typeof TRUST_REASONS)[number];
+
+/**
+ * An upstream metric whose own state carries over to the metrics built on it
+ * (docs/trust.md#inputs): its verdict is do_not_use, or its latest validation
+ * failed. `reasons` are its own reasons.
+ */
+export interface UntrustedInput {
+  id: string;
+  key: string;
+  verdict: TrustVerdictValue;
+  reasons: TrustReason[];
+}
 
 export interface TrustFacts {
   lifecycleStatus: string;
@@ -39,6 +59,14 @@ export interface TrustFacts {
   lastValidationFailed: boolean;
   /** a `conflicts_with` relationship, in either direction */
   conflicting: boolean;
+  policyTier: string;
+  /** the organization's trust policy rule for `policyTier`; null: the defaults */
+  tierRule: TierRule | null;
+  /** whether a version is approved or released (the contract's current_approved_version) */
+  hasApprovedVersion: boolean;
+  ownerTeam: string;
+  /** the upstream metrics responsible for `untrusted_input`, as last evaluated (src/changes/trust-transitions.ts) */
+  untrustedInputs: UntrustedInput[];
 }
 
 export interface Trust {
@@ -46,35 +74,67 @@ export interface Trust {
   reasons: TrustReason[];
   /** the metric to use instead (the end of the supersession chain); null unless do_not_use and superseded */
   preferredMetricId: string | null;
+  /** the upstream metrics behind `untrusted_input`; empty unless it is a reason */
+  untrustedInputs: UntrustedInput[];
 }
 
 export interface TrustPolicy {
-  /** a latest validation older than this many days is stale */
+  /** a latest validation older than this many days is stale (a tier's rule may say otherwise) */
   staleValidationDays: number;
 }
 
 export const DEFAULT_STALE_VALIDATION_DAYS = 30;
 
+/** Upstream metrics a verdict names at most (the reason holds whatever their number). */
+export const MAX_UNTRUSTED_INPUTS = 10;
+
 const DAY_MS = 24 * 60 * 60 * 1000;
 const PRODUCTION_STATUSES = new Set(['APPROVED', 'RELEASED']);
+const ALWAYS_BLOCKING = new Set<TrustReason>(['deprecated', 'superseded']);
+
+/** Days after which evidence is stale for a metric: its tier's rule, else the server's. */
+export const staleAfterDays = (facts: TrustFacts, policy: TrustPolicy): number =>
+  facts.tierRule?.stale_after_days ?? policy.staleValidationDays;
+
+/** Whether the tier's rule makes `reason` decisive (do_not_use). */
+const escalated = (rule: TierRule | null, reason: TrustReason): boolean =>
+  rule !== null && rule[reason as EscalatableReason] === 'do_not_use';
 
 export function trustVerdict(facts: TrustFacts, policy: TrustPolicy, now: Date): Trust {
-  const blocking: TrustReason[] = [];
-  if (facts.lifecycleStatus === 'DEPRECATED') blocking.push('deprecated');
-  if (facts.superseded) blocking.push('superseded');
-  if (blocking.length) {
-    return { verdict: 'do_not_use', reasons: blocking, preferredMetricId: facts.supersedingMetricId };
-  }
-  const cautions: TrustReason[] = [];
-  if (!PRODUCTION_STATUSES.has(facts.lifecycleStatus)) cautions.push('pre_release');
-  if (facts.openObjectionsCount > 0) cautions.push('open_objections');
-  if (facts.lastValidatedAt === null) cautions.push('never_validated');
-  if (facts.lastValidationFailed) cautions.push('failed_validation');
+  const found: TrustReason[] = [];
+  if (facts.lifecycleStatus === 'DEPRECATED') found.push('deprecated');
+  if (facts.superseded) found.push('superseded');
+  if (!PRODUCTION_STATUSES.has(facts.lifecycleStatus)) found.push('pre_release');
+  if (facts.openObjectionsCount > 0) found.push('open_objections');
+  if (facts.lastValidatedAt === null) found.push('never_validated');
+  if (facts.lastValidationFailed) found.push('failed_validation');
   const age = facts.lastValidatedAt === null ? 0 : now.getTime() - facts.lastValidatedAt.getTime();
-  if (age > policy.staleValidationDays * DAY_MS) cautions.push('stale_validation');
-  if (facts.conflicting) cautions.push('conflicting_definition');
-  return { verdict: cautions.length ? 'use_with_caution' : 'use', reasons: cautions, preferredMetricId: null };
+  if (age > staleAfterDays(facts, policy) * DAY_MS) found.push('stale_validation');
+  if (facts.conflicting) found.push('conflicting_definition');
+  if (facts.untrustedInputs.length) found.push('untrusted_input');
+  const requires = new Set(facts.tierRule?.use_requires ?? []);
+  if (requires.has('approved_version') && !facts.hasApprovedVersion) found.push('no_approved_version');
+  if (requires.has('owner_team') && facts.ownerTeam.trim() === '') found.push('no_owner_team');
+  const blocking = found.filter((reason) => ALWAYS_BLOCKING.has(reason) || escalated(facts.tierRule, reason));
+  const reasons = blocking.length ? blocking : found;
+  const verdict = blocking.length ? 'do_not_use' : found.length ? 'use_with_caution' : 'use';
+  return {
+    verdict,
+    reasons,
+    preferredMetricId: facts.superseded && verdict === 'do_not_use' ? facts.supersedingMetricId : null,
+    untrustedInputs: reasons.includes('untrusted_input') ? facts.untrustedInputs : [],
+  };
 }
+
+/**
+ * Whether a metric's state carries over to the metrics built on it: its
+ * verdict is do_not_use, or its latest validation failed (a failure is
+ * evidence about the figures the dependents are computed from, whatever the
+ * verdict says). Stale or missing evidence, objections, conflicts and
+ * pre-release status stay with the metric.
+ */
+export const carriesOver = (trust: Trust, facts: TrustFacts): boolean =>
+  trust.verdict === 'do_not_use' || facts.lastValidationFailed;
 
 /** Supersession is followed at most this far (a longer chain ends where the walk stops). */
 const MAX_CHAIN = 32;
@@ -93,7 +153,8 @@ export const trustPart: MetricPart<TrustFacts> = {
   name: 'trust',
   columns: sql`
     s_tr.trust_lifecycle_status, s_tr.trust_open_objections, s_tr.trust_last_validated_at, s_tr.trust_last_failed,
-    s_tr.trust_conflicting, s_tr.trust_superseding_id`,
+    s_tr.trust_conflicting, s_tr.trust_superseding_id, s_tr.trust_policy_tier, s_tr.trust_owner_team,
+    s_tr.trust_tier_rule, s_tr.trust_has_approved, s_tr.trust_untrusted_inputs`,
   joins: sql`
     LEFT JOIN LATERAL (
       SELECT tm.lifecycle_status::text AS trust_lifecycle_status,
@@ -112,7 +173,12 @@ export const trustPart: MetricPart<TrustFacts> = {
            FROM chain c
            JOIN metric_relationship r ON r.target_metric_id = c.id AND r.kind = 'supersedes'
            WHERE NOT r.metric_id = ANY(c.path) AND c.depth < ${MAX_CHAIN})
-         SELECT id::text FROM chain WHERE depth > 0 ORDER BY depth DESC, id LIMIT 1) AS trust_superseding_id
+         SELECT id::text FROM chain WHERE depth > 0 ORDER BY depth DESC, id LIMIT 1) AS trust_superseding_id,
+        tm.policy_tier AS trust_policy_tier, tm.owner_team AS trust_owner_team,
+        (SELECT o.trust_policy -> tm.policy_tier FROM organization o WHERE o.id = tm.org_id) AS trust_tier_rule,
+        EXISTS (SELECT 1 FROM metric_version WHERE metric_id = tm.id AND status IN ('released', 'approved'))
+          AS trust_has_approved,
+        (SELECT untrusted_inputs FROM metric_trust_state WHERE metric_id = tm.id) AS trust_untrusted_inputs
       FROM metric tm WHERE tm.id = m.id) s_tr ON TRUE`,
   read: (row) => {
     const superseding = (row.trust_superseding_id as string | null) ?? null;
@@ -125,18 +191,27 @@ export const trustPart: MetricPart<TrustFacts> = {
       lastValidatedAt: validated === null || validated === undefined ? null : new Date(validated),
       lastValidationFailed: row.trust_last_failed === true,
       conflicting: row.trust_conflicting === true,
+      policyTier: row.trust_policy_tier as string,
+      tierRule: tierRuleOf(row.trust_tier_rule),
+      hasApprovedVersion: row.trust_has_approved === true,
+      ownerTeam: (row.trust_owner_team as string | null) ?? '',
+      untrustedInputs: (row.trust_untrusted_inputs as UntrustedInput[] | null) ?? [],
     };
   },
 };
 
+const describeInput = (input: UntrustedInput) =>
+  `${input.key} (${input.id}) is ${input.verdict}${input.reasons.length ? ` (${input.reasons.join(', ')})` : ''}`;
+
 /**
  * One sentence per reason of `trust`, in its order, saying what the reason
  * means for this metric and what to do about it (for agents, which cannot
- * read the README). `facts` are the ones the verdict was computed from.
+ * read the README). `facts` are the ones the verdict was computed from. A
+ * reason that the tier's trust policy made decisive names that rule.
  */
 export function trustReasonSentences(trust: Trust, facts: TrustFacts, policy: TrustPolicy, now: Date): string[] {
   const preferred = trust.preferredMetricId;
-  return trust.reasons.map((reason) => {
+  const sentence = (reason: TrustReason): string => {
     switch (reason) {
       case 'deprecated':
         return preferred
@@ -156,11 +231,28 @@ export function trustReasonSentences(trust: Trust, facts: TrustFacts, policy: Tr
         return 'the latest validation run failed; do not report its figures as verified, and tell the owner team';
       case 'stale_validation': {
         const days = facts.lastValidatedAt ? Math.floor((now.getTime() - facts.lastValidatedAt.getTime()) / DAY_MS) : 0;
-        return `latest validation evidence is ${days} days old; the limit is ${policy.staleValidationDays} days, so ask the owner team to re-validate or say the figures are unverified`;
+        return `latest validation evidence is ${days} days old; the limit is ${staleAfterDays(facts, policy)} days, so ask the owner team to re-validate or say the figures are unverified`;
       }
       case 'conflicting_definition':
         return 'another metric of the organization conflicts with this definition; confirm which one is meant (resolve_metric lists the candidates)';
+      case 'untrusted_input': {
+        const [first, ...rest] = trust.untrustedInputs;
+        const more = rest.length ? `; also ${rest.map(describeInput).join('; ')}` : '';
+        return first
+          ? `it is computed from an input that cannot be trusted: ${describeInput(first)}${more}; its figures inherit that problem, so say so or use a metric built on trusted inputs`
+          : 'it is computed from an input that cannot be trusted; read its lineage for which one';
+      }
+      case 'no_approved_version':
+        return `the trust policy of ${facts.policyTier} requires an approved or released version for use, and none is recorded`;
+      case 'no_owner_team':
+        return `the trust policy of ${facts.policyTier} requires an owner team for use, and none is recorded`;
     }
     return reason;
+  };
+  return trust.reasons.map((reason) => {
+    const text = sentence(reason);
+    return escalated(facts.tierRule, reason)
+      ? `${text} (trust policy ${facts.policyTier}: ${reason} makes the verdict do_not_use)`
+      : text;
   });
 }

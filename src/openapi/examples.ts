@@ -127,7 +127,7 @@ const contractData = {
     },
   ],
   discourse_summary: null,
-  trust: { verdict: 'use', reasons: [], preferred_metric_id: null },
+  trust: { verdict: 'use', reasons: [], preferred_metric_id: null, untrusted_inputs: [] },
 };
 
 export const contractExample = { data: contractData, meta: { apiVersion: 'v1' } };

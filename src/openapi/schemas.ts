@@ -13,7 +13,7 @@ import { CHANGE_EVENT_TYPES } from '../changes/event.js';
 import { errors } from '../errors.js';
 import { LifecycleStatus, MetricScope } from '../generated/prisma/enums.js';
 import { LEGACY_STATUSES } from '../metric/lifecycle.js';
-import { TRUST_REASONS, TRUST_VERDICTS } from '../metric/trust.js';
+import { MAX_UNTRUSTED_INPUTS, TRUST_REASONS, TRUST_VERDICTS } from '../metric/trust.js';
 import { PLAN_RESULTS, type PlanResult } from '../registry/plan.js';
 import type { DegradedReason } from '../summaries/service.js';
 
@@ -239,8 +239,22 @@ export const Trust = z
     preferred_metric_id: uuid()
       .nullable()
       .describe('for do_not_use: the metric that supersedes this one (the end of the chain); else null'),
+    untrusted_inputs: z
+      .array(
+        z.object({
+          id: uuid(),
+          key: z.string(),
+          verdict: z.enum(TRUST_VERDICTS),
+          reasons: z.array(z.enum(TRUST_REASONS)).describe("the input's own reasons"),
+        }),
+      )
+      .max(MAX_UNTRUSTED_INPUTS)
+      .describe(
+        'with untrusted_input: the upstream metrics (direct inputs or inputs of inputs) that are do_not_use or whose ' +
+          `latest validation failed, nearest first, at most ${MAX_UNTRUSTED_INPUTS}; else empty (docs/trust.md)`,
+      ),
   })
-  .describe('Whether to use the metric and why (see the README, "Trust verdict")');
+  .describe('Whether to use the metric and why (see docs/trust.md)');
 
 export const MetricContract = z.object({
   metric_id: uuid(),

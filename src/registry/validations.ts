@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import type { NewChangeEvent } from '../changes/event.js';
 import { recordEvents } from '../changes/record.js';
-import { trustTransitions } from '../changes/trust-transitions.js';
+import { metricsAffectedBy, trustTransitions } from '../changes/trust-transitions.js';
 import { lockRegistry } from '../db/registry-lock.js';
 import { problemsFromZod } from '../fixtures/fixture-error.js';
 import { timestamp } from '../fixtures/schema.js';
@@ -134,7 +134,9 @@ export async function recordValidations(
     });
     const now = options.now ?? new Date();
     const evidenceOf = [...new Set(stored.map((result) => result.metric_id))];
-    const transitions = await trustTransitions(tx, orgId, { ids: evidenceOf }, options.trust, now);
+    // The metrics built on them too: a failed (or no longer failed) input moves their verdicts.
+    const affected = await metricsAffectedBy(tx, evidenceOf);
+    const transitions = await trustTransitions(tx, orgId, { ids: affected }, options.trust, now);
     const events = await recordEvents(tx, orgId, [...validated, ...transitions], now);
     return { recorded: stored.length, duplicates: rows.length - stored.length, events };
   });

@@ -1,6 +1,6 @@
 /** `Metric.trust`: the trust verdict (src/metric/trust.ts), batched per request through its loader. */
 import { builder } from '../builder.js';
-import { TRUST_REASONS, TRUST_VERDICTS, type Trust, trustVerdict } from '../metric/trust.js';
+import { TRUST_REASONS, TRUST_VERDICTS, type Trust, trustVerdict, type UntrustedInput } from '../metric/trust.js';
 import { CONTRACT_SCOPE_NOTE, requireContractScope } from './contract-scope.js';
 import { MetricRef } from './metric.js';
 
@@ -11,14 +11,25 @@ const TrustVerdictEnum = builder.enumType('TrustVerdict', {
 
 const TrustReasonEnum = builder.enumType('TrustReason', {
   description:
-    'Why a verdict is not `use`: deprecated, superseded (do_not_use); pre_release, open_objections, ' +
-    'never_validated, failed_validation, stale_validation, conflicting_definition (use_with_caution).',
+    'Why a verdict is not `use`: deprecated, superseded (always do_not_use); pre_release, open_objections, ' +
+    'never_validated, failed_validation, stale_validation, conflicting_definition, untrusted_input, ' +
+    "no_approved_version, no_owner_team (use_with_caution, or do_not_use where the tier's trust policy says so).",
   values: TRUST_REASONS,
+});
+
+const UntrustedInputRef = builder.objectRef<UntrustedInput>('UntrustedInput').implement({
+  description: 'An upstream metric whose state carries over: it is do_not_use, or its latest validation failed.',
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    key: t.exposeString('key'),
+    verdict: t.expose('verdict', { type: TrustVerdictEnum }),
+    reasons: t.expose('reasons', { type: [TrustReasonEnum], description: "The input's own reasons." }),
+  }),
 });
 
 const TrustRef = builder.objectRef<Trust>('Trust').implement({
   description:
-    'Whether to use the metric, and why, from its lifecycle, supersession, objections, validation and conflicts.',
+    "Whether to use the metric, and why, from its lifecycle, supersession, objections, validation, conflicts, inputs and its tier's trust policy.",
   fields: (t) => ({
     verdict: t.expose('verdict', { type: TrustVerdictEnum }),
     reasons: t.expose('reasons', {
@@ -28,6 +39,11 @@ const TrustRef = builder.objectRef<Trust>('Trust').implement({
     preferredMetricId: t.exposeID('preferredMetricId', {
       nullable: true,
       description: 'For do_not_use: the metric that supersedes this one (the end of the chain), else null.',
+    }),
+    untrustedInputs: t.expose('untrustedInputs', {
+      type: [UntrustedInputRef],
+      description:
+        'With untrusted_input: the upstream metrics responsible (direct inputs or inputs of inputs), nearest first; else empty.',
     }),
   }),
 });

@@ -217,7 +217,7 @@ metrics:
     expect(contract.json().data).toMatchObject({
       current_approved_version: { definition_version: '3.0.0' },
       last_validated_at: expect.any(String),
-      trust: { verdict: 'use', reasons: [], preferred_metric_id: null },
+      trust: { verdict: 'use', reasons: [], preferred_metric_id: null, untrusted_inputs: [] },
     });
 
     // CI applies the same file with the token: nothing to do.

@@ -178,6 +178,7 @@ describe('tools/list size', () => {
       'reasons',
       'explanations',
       'preferred_metric_id',
+      'untrusted_inputs',
     ]);
   });
 });
@@ -355,7 +356,7 @@ describe('get_metric', () => {
       tags: ['finance'],
       trust: { ...trust, explanations: [] },
     };
-    expect(trust).toEqual({ verdict: 'use', reasons: [], preferred_metric_id: null });
+    expect(trust).toEqual({ verdict: 'use', reasons: [], preferred_metric_id: null, untrusted_inputs: [] });
     expect((await call(client, 'get_metric', { id: netRevenue.id })).structuredContent).toStrictEqual(expected);
     expect((await call(client, 'get_metric', { key: 'net_revenue' })).structuredContent).toStrictEqual(expected);
     await client.close();
@@ -435,7 +436,7 @@ describe('resolve_metric', () => {
       key: 'net_revenue',
       name: 'Net Revenue',
       lifecycle_status: 'RELEASED',
-      trust: { verdict: 'use', reasons: [], explanations: [], preferred_metric_id: null },
+      trust: { verdict: 'use', reasons: [], explanations: [], preferred_metric_id: null, untrusted_inputs: [] },
     });
     // Variants and supersession of the match, never the match itself.
     expect(result.candidates.map((c) => c.id).sort()).toEqual([grossRevenue.id, revenueV2.id].sort());
@@ -451,13 +452,14 @@ describe('resolve_metric', () => {
       reasons: ['superseded'],
       explanations: [`metric ${netRevenue.id} supersedes this one; use it instead (get_metric_contract with that id)`],
       preferred_metric_id: netRevenue.id,
+      untrusted_inputs: [],
     });
     expect(result.canonical).toEqual({
       id: netRevenue.id,
       key: 'net_revenue',
       name: 'Net Revenue',
       lifecycle_status: 'RELEASED',
-      trust: { verdict: 'use', reasons: [], explanations: [], preferred_metric_id: null },
+      trust: { verdict: 'use', reasons: [], explanations: [], preferred_metric_id: null, untrusted_inputs: [] },
     });
     expect(result.candidates.map((c) => c.id)).toEqual([revenueV2.id]);
     await client.close();

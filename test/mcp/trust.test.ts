@@ -61,13 +61,25 @@ const variant = metric();
 org.relate(variant, 'variant_of', clean);
 org.relate(variant, 'related_to', approved);
 
-type Trust = { verdict: string; reasons: string[]; preferred_metric_id: string | null; explanations?: string[] };
-const use: Trust = { verdict: 'use', reasons: [], preferred_metric_id: null };
-const caution = (...reasons: string[]): Trust => ({ verdict: 'use_with_caution', reasons, preferred_metric_id: null });
+type Trust = {
+  verdict: string;
+  reasons: string[];
+  preferred_metric_id: string | null;
+  untrusted_inputs: unknown[];
+  explanations?: string[];
+};
+const use: Trust = { verdict: 'use', reasons: [], preferred_metric_id: null, untrusted_inputs: [] };
+const caution = (...reasons: string[]): Trust => ({
+  verdict: 'use_with_caution',
+  reasons,
+  preferred_metric_id: null,
+  untrusted_inputs: [],
+});
 const doNotUse = (preferred: string | null, ...reasons: string[]): Trust => ({
   verdict: 'do_not_use',
   reasons,
   preferred_metric_id: preferred,
+  untrusted_inputs: [],
 });
 
 const EXPECTED: [string, MetricJson, Trust][] = [
@@ -211,13 +223,17 @@ describe('trust verdict on every surface', () => {
     expect(contract.json().data.trust).toStrictEqual(expected);
 
     const { data } = await graphql(
-      'query ($id: ID!) { metric(id: $id) { trust { verdict reasons preferredMetricId } } }',
+      'query ($id: ID!) { metric(id: $id) { trust { verdict reasons preferredMetricId untrustedInputs { id } } } }',
       {
         id: m.id,
       },
     );
-    const { preferred_metric_id, ...rest } = expected;
-    expect(data.metric.trust).toStrictEqual({ ...rest, preferredMetricId: preferred_metric_id });
+    const { preferred_metric_id, untrusted_inputs, ...rest } = expected;
+    expect(data.metric.trust).toStrictEqual({
+      ...rest,
+      preferredMetricId: preferred_metric_id,
+      untrustedInputs: untrusted_inputs,
+    });
 
     // The MCP tools add one sentence per reason, in the reasons' order.
     const explained = { ...expected, explanations: EXPLANATIONS.get(m) ?? [] };

@@ -379,6 +379,7 @@ metrics:
       verdict: 'do_not_use',
       reasons: ['deprecated', 'superseded'],
       preferred_metric_id: idOf(org, 'net_revenue_retention'),
+      untrusted_inputs: [],
     });
   });
 });
@@ -650,6 +651,7 @@ describe('versions, approvals and relationships', () => {
       verdict: 'do_not_use',
       reasons: ['superseded'],
       preferred_metric_id: idOf(org, 'successor'),
+      untrusted_inputs: [],
     });
   });
 
@@ -1095,6 +1097,7 @@ describe('what a relationship change shows on its target', () => {
       verdict: 'do_not_use',
       reasons: ['superseded'],
       preferred_metric_id: idOf(org, 'new_nrr'),
+      untrusted_inputs: [],
     });
   });
 });

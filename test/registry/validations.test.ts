@@ -55,8 +55,13 @@ async function contractOf(org: TeamOrg, key: string) {
 
 const count = (org: TeamOrg) => prisma().validation.count({ where: { metric: { orgId: org.id } } });
 
-const caution = (...reasons: string[]) => ({ verdict: 'use_with_caution', reasons, preferred_metric_id: null });
-const use = { verdict: 'use', reasons: [], preferred_metric_id: null };
+const caution = (...reasons: string[]) => ({
+  verdict: 'use_with_caution',
+  reasons,
+  preferred_metric_id: null,
+  untrusted_inputs: [],
+});
+const use = { verdict: 'use', reasons: [], preferred_metric_id: null, untrusted_inputs: [] };
 
 describe('the trust verdict follows the evidence at once', () => {
   it('never validated, then stale, then use', async () => {

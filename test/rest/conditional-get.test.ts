@@ -625,6 +625,7 @@ describe('the contract’s trust verdict, which no version of the metric covers'
       verdict: 'do_not_use',
       reasons: ['superseded'],
       preferred_metric_id: margin.id,
+      untrusted_inputs: [],
     });
     const successor = await insertMetricBeside(t.database.prisma, margin.id, { key: 'margin_v3', name: 'Margin v3' });
     await sql`INSERT INTO metric_relationship (id, metric_id, target_metric_id, kind)
@@ -637,7 +638,12 @@ describe('the contract’s trust verdict, which no version of the metric covers'
   it('a validation going stale with time changes the tag', async () => {
     const url = `/api/v1/metrics/${fresh.id}/contract`;
     const before = await settled(url);
-    expect(before.res.json().data.trust).toEqual({ verdict: 'use', reasons: [], preferred_metric_id: null });
+    expect(before.res.json().data.trust).toEqual({
+      verdict: 'use',
+      reasons: [],
+      preferred_metric_id: null,
+      untrusted_inputs: [],
+    });
     expectNotModified(await get(url, before.tag), before.tag);
     vi.useFakeTimers({ toFake: ['Date'] });
     vi.setSystemTime(Date.now() + 2 * DAY_MS);
@@ -647,6 +653,7 @@ describe('the contract’s trust verdict, which no version of the metric covers'
       verdict: 'use_with_caution',
       reasons: ['stale_validation'],
       preferred_metric_id: null,
+      untrusted_inputs: [],
     });
   });
 });

@@ -218,6 +218,7 @@ describe('contract of a metric with full context', () => {
         verdict: 'use_with_caution',
         reasons: ['open_objections', 'failed_validation', 'stale_validation'],
         preferred_metric_id: null,
+        untrusted_inputs: [],
       },
     });
   });
@@ -314,7 +315,7 @@ describe('a metric without context', () => {
       discussion_message_count: 0,
       agent_context_notes: [],
       discourse_summary: null,
-      trust: { verdict: 'do_not_use', reasons: ['deprecated'], preferred_metric_id: null },
+      trust: { verdict: 'do_not_use', reasons: ['deprecated'], preferred_metric_id: null, untrusted_inputs: [] },
     });
   });
 
