@@ -32,11 +32,13 @@ import {
 } from './http/request-auth.js';
 import { rootRoute } from './http/root.js';
 import { sendAsset } from './http/static-assets.js';
+import { usageRoutes } from './http/usage-routes.js';
 import { webhookRoutes } from './http/webhook-routes.js';
 import { writeRoutes } from './http/write-routes.js';
 import type { KeyRateLimiter } from './limits/key-rate-limiter.js';
 import { mcpRoutes } from './mcp/route.js';
 import { createReadCache, type ReadCache } from './metric/read-cache.js';
+import { createUsageCounter } from './metric/usage.js';
 import { openApiRoutes } from './openapi/routes.js';
 import {
   createDocumentReader,
@@ -63,6 +65,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** Marks the app as shutting down: /readyz answers 503, everything else is still served. */
     drain(): void;
+    /** Writes the metric reads this instance counted and holds (src/metric/usage.ts); they are also written every 10 s and at close. */
+    flushUsage(): Promise<void>;
   }
 }
 
@@ -227,6 +231,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     return reply.status(database && redis ? 200 : 503).send(body);
   });
 
+  const usage = createUsageCounter(prisma, (error) => app.log.warn({ err: error }, 'could not write metric usage'));
+  // After the routes have answered (onClose runs once the server has closed), before the database closes.
+  app.addHook('onClose', () => usage.close());
+  app.decorate('flushUsage', () => usage.flush());
   const access: AccessDeps = {
     prisma,
     sql: database.sql,
@@ -237,6 +245,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     throttle: config.throttle,
     metrics,
     lastUsed: createLastUsedRecorder(prisma, (error) => app.log.warn({ err: error }, 'could not record last_used_at')),
+    usage,
     ...(options.readRouting ? { routing: options.readRouting } : {}),
   };
   if (options.readRouting) observeReplicas(metrics, options.readRouting.replicas);
@@ -278,6 +287,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     documentReader,
     pruneMaxRemovals: config.pruneMaxRemovals,
   });
+  await app.register(usageRoutes, { access });
   await app.register(openApiRoutes, { access });
   await app.register(graphiqlRoutes, { access });
   await app.register(rootRoute, { access });

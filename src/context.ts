@@ -11,6 +11,7 @@ import type { Metrics } from './http/metrics.js';
 import { createMetricLoaders, type MetricLoaders } from './metric/loaders.js';
 import type { ReadCache } from './metric/read-cache.js';
 import type { TrustPolicy } from './metric/trust.js';
+import { type RequestReads, requestReads, type UsageCounter } from './metric/usage.js';
 import type { SummaryConfig } from './summaries/generator.js';
 
 export interface OrganizationInfo {
@@ -67,6 +68,8 @@ export interface Context {
    * `definition:read` alone reads list and detail fields only), any session.
    */
   contractFields: boolean;
+  /** counts the metrics this request reads one by one (src/metric/usage.ts); null: not counted */
+  usage: RequestReads | null;
 }
 
 export interface ContextOptions {
@@ -75,10 +78,18 @@ export interface ContextOptions {
    * scope of its operations itself (the MCP tools).
    */
   contractFields?: boolean;
+  /** false: the single-metric reads of this context are not counted (the caller counts what it means to) */
+  countReads?: boolean;
 }
 
 export function createContext(
-  { prisma, sql, reads, readerAtLeast }: Pick<Context, 'prisma' | 'sql' | 'reads' | 'readerAtLeast'>,
+  {
+    prisma,
+    sql,
+    reads,
+    readerAtLeast,
+    usage,
+  }: Pick<Context, 'prisma' | 'sql' | 'reads' | 'readerAtLeast'> & { usage?: UsageCounter },
   principal: Principal,
   config: ServiceConfig,
   metrics: Metrics,
@@ -96,6 +107,7 @@ export function createContext(
     config,
     metrics,
     contractFields,
+    usage: options.countReads === false ? null : requestReads(usage, principal),
     loaders: createMetricLoaders(sql, principal.org.id),
   };
 }

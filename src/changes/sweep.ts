@@ -1,7 +1,8 @@
 /**
  * The periodic sweep: trust verdicts that time changes (validation evidence
  * becoming stale) and the feed's retention, which is also how long a metric a
- * prune removed can be restored (src/registry/archive.ts). Each organization is claimed by
+ * prune removed can be restored (src/registry/archive.ts), and the retention
+ * of metric usage (src/metric/usage.ts). Each organization is claimed by
  * one instance per interval (its `swept_at`, taken with SKIP LOCKED), then
  * swept in a transaction of its own under the registry lock, so it takes
  * turns with applies and validations; an instance that dies mid-sweep leaves
@@ -10,6 +11,7 @@
 import { lockRegistry } from '../db/registry-lock.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import type { TrustPolicy } from '../metric/trust.js';
+import { forgetOldUsage } from '../metric/usage.js';
 import { recordEvents } from './record.js';
 import { trustTransitions } from './trust-transitions.js';
 
@@ -59,6 +61,7 @@ async function sweepOrganization(prisma: PrismaClient, orgId: string, options: S
         UPDATE change_feed SET pruned_through = greatest(pruned_through, (SELECT through FROM expired))
         WHERE org_id = ${orgId}::uuid AND (SELECT through FROM expired) IS NOT NULL`;
       await tx.$executeRaw`DELETE FROM removed_metric WHERE org_id = ${orgId}::uuid AND removed_at < ${cutoff}`;
+      await forgetOldUsage(tx, orgId, now);
       return recorded;
     },
     { timeout: 120_000, maxWait: 30_000 },

@@ -18,7 +18,9 @@ import { addUser, ROLES } from '../admin/users.js';
 import { WRITE_SCOPES } from '../auth/service-token.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { LifecycleStatus } from '../generated/prisma/enums.js';
+import { USAGE_WINDOW_DAYS } from '../metric/usage.js';
 import { type ApplyOutcome, applyRegistryDocument } from '../registry/apply.js';
+import { hasImpact, type Impact } from '../registry/impact.js';
 import type { PlanEntry } from '../registry/plan.js';
 import { RegistryError } from '../registry/registry-error.js';
 import { RemovalsNotAllowed } from '../registry/removals.js';
@@ -48,6 +50,7 @@ const APPLY_OPTIONS = {
   prune: { type: 'boolean' },
   check: { type: 'boolean' },
   'allow-removals': { type: 'string' },
+  'fail-on-impact': { type: 'boolean' },
 } as const;
 
 const confirmRemovals = (count: number) => `--allow-removals ${count}`;
@@ -62,7 +65,9 @@ function allowRemovals(values: Values): number | undefined {
 
 /**
  * Reads `text` as `options` says, applies it to --org (or plans it: --dry-run,
- * --check) and prints the plan. The exit code: --check gives 1 on drift.
+ * --check) and prints the plan and its impact. The exit code: --check gives 1
+ * on drift, --fail-on-impact 1 when a change has dependents or recent readers;
+ * with either, a refused document is 2.
  */
 async function applySource(
   text: string,
@@ -73,8 +78,12 @@ async function applySource(
 ): Promise<number> {
   const check = values.check === true;
   const dryRun = check || values['dry-run'] === true;
+  const failOnImpact = values['fail-on-impact'] === true;
+  // A guard for CI's plan step: an apply that refused on impact would be a second, unreviewed plan.
+  if (failOnImpact && !dryRun) throw new UsageError('--fail-on-impact goes with --dry-run or --check');
   const allowed = allowRemovals(values);
-  const rejectedCode = check ? 2 : 1;
+  // Exit 1 means drift or impact to CI: a refused document is 2 then.
+  const rejectedCode = check || failOnImpact ? 2 : 1;
   const organization = await resolveOrganization(client, requiredString(values, 'org'));
   const source = readRegistrySource(text, { ...options, organization: organization.slug });
   if (!source.ok) {
@@ -103,16 +112,38 @@ async function applySource(
   }
   deps.out(`Plan for organization ${organization.slug}${dryRun ? ' (nothing written)' : ''}:`);
   printPlan(deps.out, outcome.plan.entries);
+  printImpact(deps.out, outcome.impact);
   deps.out(`Totals: ${totalsLine(outcome)}`);
   if (dryRun && outcome.allowRemovalsRequired !== null) {
     deps.out(`Applying this plan needs ${confirmRemovals(outcome.allowRemovalsRequired)}.`);
   }
+  const impacted = outcome.impact.filter(hasImpact).length;
+  if (failOnImpact && impacted > 0) {
+    deps.out(`Impact: ${impacted} changed metric${impacted === 1 ? ' has' : 's have'} dependents or recent readers.`);
+  }
+  const failed = failOnImpact && impacted > 0;
   if (check) {
     deps.out(outcome.plan.changes ? 'Drift: the registry differs from the document.' : 'No drift.');
-    return outcome.plan.changes ? 1 : 0;
+    return outcome.plan.changes || failed ? 1 : 0;
   }
   if (!dryRun) deps.out(outcome.applied ? 'Applied.' : 'Nothing to apply: the registry matches the document.');
-  return 0;
+  return failed ? 1 : 0;
+}
+
+/** One line per impacted metric: what the change is, what is built on it, who read it lately. */
+function printImpact(out: (line: string) => void, impact: readonly Impact[]): void {
+  if (impact.length === 0) return;
+  out(`Impact (dependents; readers in the last ${USAGE_WINDOW_DAYS} days):`);
+  const width = Math.max(...impact.map((entry) => entry.change.length));
+  const named = (part: { count: number; keys: string[] }) =>
+    part.count === 0 ? '' : ` (${part.keys.join(', ')}${part.count > part.keys.length ? ', …' : ''})`;
+  for (const entry of impact) {
+    const { dependents, readers } = entry;
+    out(
+      `  ${entry.change.padEnd(width)}  ${entry.key}: ${dependents.count} dependent${dependents.count === 1 ? '' : 's'}` +
+        `${named(dependents)}, ${readers.count} reader${readers.count === 1 ? '' : 's'}${named(readers)}`,
+    );
+  }
 }
 
 async function readDocumentText(file: string, deps: CliDeps): Promise<string> {
@@ -241,11 +272,13 @@ export const REGISTRY_COMMANDS: Record<string, Command> = {
     },
   },
   'registry:apply': {
-    usage: 'registry:apply --org ORG FILE [--dry-run] [--prune [--allow-removals N]] [--check]',
+    usage: 'registry:apply --org ORG FILE [--dry-run] [--prune [--allow-removals N]] [--check] [--fail-on-impact]',
     summary:
-      'make the registry match a registry document (YAML or JSON; FILE - reads standard input) and print the plan; ' +
-      '--dry-run writes nothing; --check writes nothing and exits 0 when the registry matches the document, ' +
-      '1 when it differs, 2 when the document is refused; a --prune removing more than PRUNE_MAX_REMOVALS ' +
+      'make the registry match a registry document (YAML or JSON; FILE - reads standard input) and print the plan ' +
+      'and its impact; --dry-run writes nothing; --check writes nothing and exits 0 when the registry matches the ' +
+      'document, 1 when it differs, 2 when the document is refused; --fail-on-impact (with --dry-run or --check) ' +
+      'exits 1 when a metric the plan removes, deprecates, supersedes or redefines has dependents or recent ' +
+      'readers, 2 when the document is refused; a --prune removing more than PRUNE_MAX_REMOVALS ' +
       'metrics, or every metric, needs --allow-removals with at least its count (the dry run says it)',
     options: APPLY_OPTIONS,
     positionals: 1,
@@ -257,7 +290,7 @@ export const REGISTRY_COMMANDS: Record<string, Command> = {
   },
   'registry:import': {
     usage:
-      'registry:import --from dbt|osi --org ORG FILE [--default-lifecycle STATUS] [--apply [--dry-run] [--prune [--allow-removals N]] [--check]]',
+      'registry:import --from dbt|osi --org ORG FILE [--default-lifecycle STATUS] [--apply [--dry-run] [--prune [--allow-removals N]] [--check] [--fail-on-impact]]',
     summary:
       'translate a dbt semantic manifest (target/semantic_manifest.json) or an OSI document into a registry document and print it (YAML); with --apply, apply it as registry:apply does',
     options: {
@@ -274,7 +307,7 @@ export const REGISTRY_COMMANDS: Record<string, Command> = {
       if (lifecycle !== undefined && !LIFECYCLE_STATUSES.includes(lifecycle as LifecycleStatus)) {
         throw new UsageError(`--default-lifecycle must be one of ${LIFECYCLE_STATUSES.join(', ')}`);
       }
-      const applyOnly = ['dry-run', 'prune', 'check', 'allow-removals'].filter(
+      const applyOnly = ['dry-run', 'prune', 'check', 'allow-removals', 'fail-on-impact'].filter(
         (name) => values[name] !== undefined && values[name] !== false,
       );
       if (values.apply !== true && applyOnly.length > 0) {

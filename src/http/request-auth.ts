@@ -23,6 +23,7 @@ import { errors, HttpError } from '../errors.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { decide, type KeyRateLimiter, type RateDecision, type WindowSpend } from '../limits/key-rate-limiter.js';
 import type { ReadCache } from '../metric/read-cache.js';
+import type { UsageCounter } from '../metric/usage.js';
 import { firstHeader, sessionCookie } from './headers.js';
 import type { Metrics } from './metrics.js';
 import { notePrincipal } from './observability.js';
@@ -45,6 +46,8 @@ export interface AccessDeps {
   serviceTokenRateLimit: number;
   throttle: ThrottleConfig;
   lastUsed: LastUsedRecorder;
+  /** counts the reads of each metric per key (src/metric/usage.ts); absent: not counted */
+  usage?: UsageCounter;
   metrics: Metrics;
   /** with read replicas (DATABASE_REPLICA_URLS): where each request's reads go; absent: all on `sql` */
   routing?: ReadRouting;

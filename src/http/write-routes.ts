@@ -124,19 +124,24 @@ function busyResponse(error: unknown): unknown {
   return error;
 }
 
+/**
+ * A bearer token means automation (a service token with `scope`); without
+ * one, a signed-in admin or owner from this origin. Runs before the body is read.
+ */
+export async function admitWriter(
+  access: AccessDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  scope: WriteScope,
+): Promise<Principal> {
+  if (firstHeader(request, 'authorization') !== undefined) return admitServiceToken(access, request, reply, scope);
+  rejectCrossOrigin(request);
+  return admitAdminSession(access, request, reply);
+}
+
 export async function writeRoutes(app: FastifyInstance, deps: WriteRoutesDeps) {
   const { access, config, watcher, writeQueue, documentReader, pruneMaxRemovals } = deps;
   const principals = new WeakMap<FastifyRequest, Principal>();
-
-  /**
-   * A bearer token means automation; without one, a signed-in admin or owner
-   * from this origin. Runs before the body is read.
-   */
-  async function admitWriter(request: FastifyRequest, reply: FastifyReply, scope: WriteScope): Promise<Principal> {
-    if (firstHeader(request, 'authorization') !== undefined) return admitServiceToken(access, request, reply, scope);
-    rejectCrossOrigin(request);
-    return admitAdminSession(access, request, reply);
-  }
 
   function principalOf(request: FastifyRequest): Principal {
     const principal = principals.get(request);
@@ -163,7 +168,7 @@ export async function writeRoutes(app: FastifyInstance, deps: WriteRoutesDeps) {
     bodyLimit: REGISTRY_BODY_LIMIT,
     handlerTimeout: WRITE_DEADLINE_MS,
     onRequest: async (request, reply) => {
-      principals.set(request, await admitWriter(request, reply, 'registry:write'));
+      principals.set(request, await admitWriter(access, request, reply, 'registry:write'));
       rejectUnknownParameters(request.query as Query, APPLY_PARAMETERS);
       const type = mediaType(request);
       if (!type || ![...JSON_TYPES, ...YAML_TYPES].includes(type)) {
@@ -189,6 +194,8 @@ export async function writeRoutes(app: FastifyInstance, deps: WriteRoutesDeps) {
       if (document.organization !== principal.org.slug && document.organization !== principal.org.id) {
         throw new HttpError(errors.otherOrganization(document.organization, principal.org.slug));
       }
+      // The plan's readers include what this instance has counted and not yet written (others' are up to 10 s behind).
+      await access.usage?.flush();
       try {
         const apply = () =>
           applyRegistryDocument(access.prisma, principal.org.id, document, {
@@ -212,6 +219,7 @@ export async function writeRoutes(app: FastifyInstance, deps: WriteRoutesDeps) {
             dry_run: dryRun,
             applied,
             allow_removals_required: outcome.allowRemovalsRequired,
+            impact: outcome.impact,
           },
         };
       } catch (error) {
@@ -230,7 +238,7 @@ export async function writeRoutes(app: FastifyInstance, deps: WriteRoutesDeps) {
     bodyLimit: VALIDATIONS_BODY_LIMIT,
     handlerTimeout: WRITE_DEADLINE_MS,
     onRequest: async (request, reply) => {
-      principals.set(request, await admitWriter(request, reply, 'validations:write'));
+      principals.set(request, await admitWriter(access, request, reply, 'validations:write'));
       rejectUnknownParameters(request.query as Query, []);
       if (mediaType(request) !== 'application/json') throw new HttpError(errors.jsonContentTypeRequired);
     },

@@ -19,6 +19,7 @@ import { LifecycleStatus, MetricScope } from '../generated/prisma/enums.js';
 import type { AccessDeps } from '../http/request-auth.js';
 import { checkCharactersDeep } from '../metric/input.js';
 import { type TrustFacts, trustReasonSentences } from '../metric/trust.js';
+import { countRead } from '../metric/usage.js';
 import type { MetricContract, Trust } from '../openapi/schemas.js';
 import { contractEnvelope } from '../rest/envelopes.js';
 import { ChangesDocument, MetricContractDocument, runOperation } from '../rest/execute.js';
@@ -141,8 +142,8 @@ export function createMcpServer(deps: ToolDeps): McpServer {
   /** A GraphQL context per tool call, as the REST routes make one per request. */
   // Each tool decides its scope (get_metric_contract asks for the contract's); the others carry the
   // trust verdict under metrics:read, as their descriptions say.
-  const context = (): Context =>
-    createContext(deps.access, deps.principal, deps.config, deps.access.metrics, { contractFields: true });
+  const context = (countReads = true): Context =>
+    createContext(deps.access, deps.principal, deps.config, deps.access.metrics, { contractFields: true, countReads });
 
   function handler<A>(work: (args: A) => Promise<Structured>, render: (result: Structured) => string) {
     return async (args: A): Promise<CallToolResult> => {
@@ -374,7 +375,8 @@ export function createMcpServer(deps: ToolDeps): McpServer {
     },
     handler(
       async ({ name }: { name: string }) => {
-        const ctx = context();
+        // Its look-ups read several metrics by key and name; what it names (the match) is the read that counts.
+        const ctx = context(false);
         const exact = dataOf(await runOperation(AgentResolveExactDocument, { name }, ctx));
         const found = exact.byKey ?? exact.byName;
         let match: ResolvedMetricFragment | null = found;
@@ -391,6 +393,7 @@ export function createMcpServer(deps: ToolDeps): McpServer {
           candidateIds = hits.slice(1).map((hit) => hit.id);
         } else candidateIds = [];
         if (!match) return { match: null, canonical: null, candidates: [] };
+        countRead(deps.access.usage, deps.principal, match.id);
         const canonicalId = match.trust.preferred_metric_id ?? match.id;
         const ids = [...new Set(candidateIds.filter((id) => id !== match.id && id !== canonicalId))].slice(
           0,

@@ -19,6 +19,7 @@ import {
   MAX_RENDERED_EXPRESSION,
   MAX_SOURCE_REFS,
 } from '../importers/limits.js';
+import { USAGE_FLUSH_INTERVAL_MS, USAGE_RETENTION_DAYS, USAGE_WINDOW_DAYS } from '../metric/usage.js';
 import {
   EARLIEST_YEAR,
   LATEST_YEAR,
@@ -77,6 +78,7 @@ import {
   detailExample,
   keyListExample,
   listExample,
+  metricUsageExample,
   recordedValidationsExample,
   registryDocumentExample,
   registryDocumentYaml,
@@ -220,7 +222,9 @@ const registryDescription =
   '`metrics_version`). Applies to one organization run one after the other, and readers see the registry ' +
   'before or after an apply, never in between. The answer is the plan: each metric with its result, and the ' +
   'totals; with `dry_run=true` the plan of what an apply would do, and nothing is written (drift check: ' +
-  'anything but `unchanged` and `absent` is drift).\n\n' +
+  'anything but `unchanged` and `absent` is drift). `impact` lists, for each metric of the registry the plan ' +
+  'removes, deprecates, supersedes or changes in definition, the metrics built on it (through their inputs) and ' +
+  `the credentials that read it in the last ${USAGE_WINDOW_DAYS} days, as before the apply (docs/impact.md).\n\n` +
   `At most ${REGISTRY_BODY_LIMIT / MiB} MiB (this route's body limit, above the service's ` +
   `${DEFAULT_BODY_LIMIT / MiB} MiB) and, counted as the body is read, before anything is built from it: ` +
   `nesting of at most ${MAX_DEPTH} levels, at most ${MAX_DOCUMENT_METRICS} entries in any one list or object ` +
@@ -631,6 +635,44 @@ function buildPaths() {
           '413': bodyTooLarge(VALIDATIONS_BODY_LIMIT),
           '415': errorResponse('The body is not application/json.', rateLimitHeaders, errors.jsonContentTypeRequired),
           ...writeQueueResponses,
+          '429': ref('responses', 'RateLimited'),
+          '500': ref('responses', 'InternalError'),
+          '503': ref('responses', 'ServiceUnavailable'),
+        },
+      },
+    },
+    '/api/metrics/{id}/usage': {
+      get: {
+        operationId: 'getMetricUsage',
+        tags: ['Registry'],
+        summary: 'Who read a metric lately',
+        description:
+          `The reads of one metric of the caller's organization over the last ${USAGE_WINDOW_DAYS} UTC days (today ` +
+          'included), per credential (most reads first) and per day. A read is a single-metric read by an API ' +
+          'key: the detail and the contract (a 304 included), GraphQL `metric`, `metricByKey` and `metricByName`, ' +
+          'MCP `get_metric`, `get_metric_contract` and the match of `resolve_metric`; lists and searches are not ' +
+          'reads of one metric, and sessions are not counted. Counts are kept in memory and written every ' +
+          `${USAGE_FLUSH_INTERVAL_MS / 1000} s by each instance: this instance's are written before answering, ` +
+          "another's may be that much behind; counts an instance had not written when it stopped abruptly are " +
+          `lost. Kept ${USAGE_RETENTION_DAYS} days (docs/impact.md).\n\n` +
+          writerDescription('registry:write'),
+        security: writer('registry:write'),
+        parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } }],
+        responses: {
+          '200': ok('The metric’s recent usage.', schemaRef('MetricUsageResponse'), metricUsageExample),
+          '400': errorResponse(
+            'The id is not a UUID, or a query parameter was sent (the route takes none).',
+            rateLimitHeaders,
+            errors.invalidMetricId,
+            errors.unknownQueryParameter('days', []),
+          ),
+          '401': ref('responses', 'WriterUnauthorized'),
+          '403': writerForbidden(''),
+          '404': errorResponse(
+            'The caller’s organization has no metric with this id.',
+            rateLimitHeaders,
+            errors.metricNotFound,
+          ),
           '429': ref('responses', 'RateLimited'),
           '500': ref('responses', 'InternalError'),
           '503': ref('responses', 'ServiceUnavailable'),

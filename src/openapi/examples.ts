@@ -394,6 +394,7 @@ export const registryPlanExample = {
     dry_run: false,
     applied: true,
     allow_removals_required: null,
+    impact: [],
   },
 };
 
@@ -408,6 +409,14 @@ export const registryDryRunExample = {
     dry_run: true,
     applied: false,
     allow_removals_required: null,
+    impact: [
+      {
+        key: 'arr_old',
+        change: 'removed',
+        dependents: { count: 2, keys: ['arr_per_customer', 'arr_growth'] },
+        readers: { count: 2, keys: ['Looker production', 'Finance agent'] },
+      },
+    ],
   },
 };
 
@@ -421,6 +430,42 @@ export const registryNoChangeExample = {
     dry_run: false,
     applied: false,
     allow_removals_required: null,
+    impact: [],
+  },
+};
+
+export const metricUsageExample = {
+  data: {
+    metric_id: metricId,
+    key: 'net_revenue',
+    days: 30,
+    since: '2025-12-17',
+    reads: 1250,
+    readers: 2,
+    keys: [
+      {
+        id: '6c7d8e9f-0a1b-4c2d-9e3f-4a5b6c7d8e9f',
+        kind: 'api_key',
+        name: 'Looker production',
+        prefix: 'cl_0123abcd',
+        revoked_at: null,
+        reads: 1200,
+        last_read_on: '2026-01-15',
+      },
+      {
+        id: '9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b',
+        kind: 'api_key',
+        name: 'Finance agent',
+        prefix: 'cl_4567cdef',
+        revoked_at: null,
+        reads: 50,
+        last_read_on: '2026-01-14',
+      },
+    ],
+    daily: [
+      { day: '2026-01-14', reads: 610 },
+      { day: '2026-01-15', reads: 640 },
+    ],
   },
 };
 

@@ -14,6 +14,9 @@ import { errors } from '../errors.js';
 import { LifecycleStatus, MetricScope } from '../generated/prisma/enums.js';
 import { LEGACY_STATUSES } from '../metric/lifecycle.js';
 import { MAX_UNTRUSTED_INPUTS, TRUST_REASONS, TRUST_VERDICTS } from '../metric/trust.js';
+import { USAGE_WINDOW_DAYS } from '../metric/usage.js';
+import { USAGE_REPORT_MAX_KEYS } from '../metric/usage-report.js';
+import { DEFINITION_FIELDS, IMPACT_CHANGES, IMPACT_DEPENDENT_KEYS, IMPACT_READER_KEYS } from '../registry/impact.js';
 import { PLAN_RESULTS, type PlanResult } from '../registry/plan.js';
 import type { DegradedReason } from '../summaries/service.js';
 
@@ -505,6 +508,69 @@ export const RegistryPlanResponse = z.object({
         'the `allow_removals` an apply of this plan needs (its count of removals, when they are more than ' +
           'PRUNE_MAX_REMOVALS or every metric of the organization); null: none',
       ),
+    impact: z
+      .array(
+        z.object({
+          key: z.string(),
+          change: z
+            .enum(IMPACT_CHANGES)
+            .describe(
+              'removed (prune), deprecated (lifecycle_status becomes DEPRECATED), superseded (a new `supersedes` ' +
+                `relationship targets it), definition_changed (one of ${DEFINITION_FIELDS.join(', ')} changed); ` +
+                'the first of these when several apply',
+            ),
+          dependents: z
+            .object({
+              count: count(),
+              keys: z
+                .array(z.string())
+                .max(IMPACT_DEPENDENT_KEYS)
+                .describe(`the first ${IMPACT_DEPENDENT_KEYS} by key`),
+            })
+            .describe('metrics built on it through their inputs, directly or through other inputs'),
+          readers: z
+            .object({
+              count: count(),
+              keys: z
+                .array(z.string())
+                .max(IMPACT_READER_KEYS)
+                .describe(`the names of the ${IMPACT_READER_KEYS} that read it most`),
+            })
+            .describe(
+              `API keys and service tokens, not revoked, that read it in the last ${USAGE_WINDOW_DAYS} days (UTC)`,
+            ),
+        }),
+      )
+      .describe(
+        'for each metric of the registry that the plan removes, deprecates, supersedes or changes in definition, ' +
+          'in the order of `plan`: what is built on it and who read it lately, as before the apply (docs/impact.md)',
+      ),
+  }),
+});
+
+export const MetricUsageResponse = z.object({
+  data: z.object({
+    metric_id: uuid(),
+    key: z.string(),
+    days: z.int().describe('the length of the window in UTC days, today included'),
+    since: z.iso.date().describe('the first day of the window'),
+    reads: count().describe('reads of the metric in the window, by every credential'),
+    readers: count().describe('credentials that read it in the window'),
+    keys: z
+      .array(
+        z.object({
+          id: uuid(),
+          kind: z.enum(['api_key', 'service_token']),
+          name: z.string(),
+          prefix: z.string().describe('`cl_` (an API key) or `cls_` (a service token) and the first 8 hex characters'),
+          revoked_at: timestamp().nullable(),
+          reads: count(),
+          last_read_on: z.iso.date().describe('the last UTC day it read the metric'),
+        }),
+      )
+      .max(USAGE_REPORT_MAX_KEYS)
+      .describe(`the credentials that read it most, most reads first (at most ${USAGE_REPORT_MAX_KEYS})`),
+    daily: z.array(z.object({ day: z.iso.date(), reads: count() })).describe('the days with reads, oldest first'),
   }),
 });
 
@@ -571,6 +637,7 @@ export const responseSchemas = {
   ServiceTokenListResponse,
   RevokedServiceTokenResponse,
   RegistryPlanResponse,
+  MetricUsageResponse,
   RecordedValidationsResponse,
   ChangeEvent,
   ChangeFeed,

@@ -5,7 +5,8 @@
  * its removals checked against what the request allows
  * (src/registry/removals.ts) and its rows written; removed metrics are
  * archived and restored ones brought back (src/registry/archive.ts) in the
- * same transaction. Nothing is written when the plan changes nothing, so a
+ * same transaction; the plan's impact (src/registry/impact.ts) is read
+ * before the writes. Nothing is written when the plan changes nothing, so a
  * second apply of the same document leaves every `updated_at`, ETag and
  * `metrics_version` as it was. Readers see the registry before or after.
  *
@@ -22,6 +23,7 @@ import type { TrustPolicy } from '../metric/trust.js';
 import { archiveMetrics, restoreHistory } from './archive.js';
 import type { RegistryDocument } from './document.js';
 import { applyEvents, type RemovedMetrics } from './events.js';
+import { type Impact, planImpact } from './impact.js';
 import { desireDocument, metricsToCompare, type Plan, type PlanWrites, planApply } from './plan.js';
 import { checkRemovals, DEFAULT_PRUNE_MAX_REMOVALS, removalsToConfirm } from './removals.js';
 import { readRegistryState, readStoredMetrics } from './state.js';
@@ -48,6 +50,8 @@ export interface ApplyOutcome {
   events: number;
   /** the allow_removals an apply of this plan needs; null: none */
   allowRemovalsRequired: number | null;
+  /** what the plan's removals, deprecations, supersessions and definition changes affect, as before its writes */
+  impact: Impact[];
 }
 
 /** Rows a statement carries at most: one JSON parameter of about a megabyte. */
@@ -217,10 +221,11 @@ export async function applyRegistryDocument(
     const plan = planApply(desired, state, details, planOptions);
     const maxRemovals = options.maxRemovals ?? DEFAULT_PRUNE_MAX_REMOVALS;
     if (!dryRun) checkRemovals(plan, state, { maxRemovals, allowRemovals: options.allowRemovals });
+    const impact = await planImpact(tx, plan, state, details, planOptions.now);
     const applied = !dryRun && plan.changes;
     const events = applied
       ? await writeWithEvents(tx, plan, details, { now: planOptions.now, trust: options.trust })
       : 0;
-    return { plan, applied, events, allowRemovalsRequired: removalsToConfirm(plan, state, maxRemovals) };
+    return { plan, applied, events, allowRemovalsRequired: removalsToConfirm(plan, state, maxRemovals), impact };
   }, TRANSACTION_OPTIONS);
 }

@@ -18,6 +18,7 @@ import { METRIC_PARTS, type MetricReadPlan, primeMetricRead } from '../metric/lo
 import { readMetricsVersion } from '../metric/metrics-version.js';
 import { type MetricState, readMetricState } from '../metric/state.js';
 import { trustVerdict } from '../metric/trust.js';
+import { countRead } from '../metric/usage.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../schema/metric-query.js';
 import { planDocumentField } from '../schema/metric-selection.js';
 import { summaryGeneratorName } from '../summaries/service.js';
@@ -197,6 +198,15 @@ export async function restRoutes(app: FastifyInstance, deps: RestDeps) {
     return context;
   }
 
+  /**
+   * A 304 for a metric the key reads: a read like a 200 (src/metric/usage.ts), so that a client that
+   * keeps its copy fresh is still seen reading it (the operation, which counts a 200, does not run).
+   */
+  function notModifiedRead(reply: FastifyReply, principal: Principal, id: string, tag: string) {
+    countRead(access.usage, principal, id);
+    return sendNotModified(reply, tag);
+  }
+
   app.get('/api/v1/metrics/:id', async (request, reply) => {
     // Only a conditional request reads the version first; any other takes it from the body's own statement.
     const isConditional = conditional(request);
@@ -207,10 +217,12 @@ export async function restRoutes(app: FastifyInstance, deps: RestDeps) {
     const tagOf = (version: string | null | undefined) =>
       entityTag(['detail', org.id, org.fiscalCalendarStartMonth, id, version ?? 'unversioned']);
     let state = isConditional ? await metricState(request, org.id, id, null) : null;
-    if (state && noneMatchFails(request, tagOf(state.version))) return sendNotModified(reply, tagOf(state.version));
+    if (state && noneMatchFails(request, tagOf(state.version)))
+      return notModifiedRead(reply, principal, id, tagOf(state.version));
     if (isConditional && leaveReplica(request)) {
       state = await metricState(request, org.id, id, null);
-      if (state && noneMatchFails(request, tagOf(state.version))) return sendNotModified(reply, tagOf(state.version));
+      if (state && noneMatchFails(request, tagOf(state.version)))
+        return notModifiedRead(reply, principal, id, tagOf(state.version));
     }
     const result = await runOperation(
       MetricDetailDocument,
@@ -255,6 +267,7 @@ export async function restRoutes(app: FastifyInstance, deps: RestDeps) {
     }
     const { state, trust: stateTrust, current, tag: currentTag } = read;
     if (currentTag && read.matches) {
+      countRead(access.usage, principal, id);
       // Only a summary the cache (or the lack of any discussion) answers is a 304: nothing generated or billed.
       return sendNotModified(reply, currentTag, {
         ...(generator ? { 'X-Discussion-Summary-Charged': '0' } : {}),

@@ -1,8 +1,12 @@
-/** Root fields that find metrics by key, by name, or several by id (the MCP tools use them). */
+/**
+ * Root fields that find metrics by key, by name, or several by id (the MCP tools use them). A metric
+ * found by key or name is a read of it (src/metric/usage.ts); several by id are not.
+ */
 import { GraphQLError } from 'graphql';
 import { builder } from '../builder.js';
 import { loadMetricWithParts } from '../metric/loaders.js';
 import { findMetricIdByKey, findMetricIdByName } from '../metric/lookup.js';
+import { countFound } from '../metric/usage.js';
 import { isUuid } from '../uuid.js';
 import { MetricRef } from './metric.js';
 import { MAX_PAGE_SIZE } from './metric-query.js';
@@ -16,7 +20,13 @@ builder.queryFields((t) => ({
     args: { key: t.arg.string({ required: true }) },
     resolve: async (_root, { key }, ctx, info) => {
       const id = await findMetricIdByKey(ctx.sql, ctx.principal.org.id, key);
-      return id ? loadMetricWithParts(ctx.sql, ctx.loaders, ctx.principal.org.id, id, planMetricRead(info)) : null;
+      return id
+        ? countFound(
+            ctx.usage,
+            id,
+            loadMetricWithParts(ctx.sql, ctx.loaders, ctx.principal.org.id, id, planMetricRead(info)),
+          )
+        : null;
     },
   }),
   metricByName: t.field({
@@ -28,7 +38,13 @@ builder.queryFields((t) => ({
     args: { name: t.arg.string({ required: true }) },
     resolve: async (_root, { name }, ctx, info) => {
       const id = await findMetricIdByName(ctx.sql, ctx.principal.org.id, name);
-      return id ? loadMetricWithParts(ctx.sql, ctx.loaders, ctx.principal.org.id, id, planMetricRead(info)) : null;
+      return id
+        ? countFound(
+            ctx.usage,
+            id,
+            loadMetricWithParts(ctx.sql, ctx.loaders, ctx.principal.org.id, id, planMetricRead(info)),
+          )
+        : null;
     },
   }),
   metricsByIds: t.field({

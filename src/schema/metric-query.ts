@@ -17,6 +17,7 @@ import { effectiveFilter, type MetricFilterInput } from '../metric/list.js';
 import type { MetricPage } from '../metric/list-page.js';
 import { loadListPageWithParts, loadMetricWithParts, type PartName } from '../metric/loaders.js';
 import { searchMetricPage } from '../metric/search-page.js';
+import { countFound } from '../metric/usage.js';
 import { isUuid } from '../uuid.js';
 import { MetricRef } from './metric.js';
 import { planMetricRead } from './metric-selection.js';
@@ -149,7 +150,11 @@ builder.queryFields((t) => ({
     args: { id: t.arg.id({ required: true }) },
     resolve: (_root, { id }, ctx, info) =>
       isUuid(String(id))
-        ? loadMetricWithParts(ctx.sql, ctx.loaders, ctx.principal.org.id, String(id), planMetricRead(info))
+        ? countFound(
+            ctx.usage,
+            String(id),
+            loadMetricWithParts(ctx.sql, ctx.loaders, ctx.principal.org.id, String(id), planMetricRead(info)),
+          )
         : null,
   }),
   metrics: t.field({

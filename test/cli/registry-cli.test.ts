@@ -518,7 +518,7 @@ metrics:
     expect(result.code).toBe(2);
     expect(result.err).toEqual([
       'Error: --org is required',
-      'Usage: npm run cli -- registry:apply --org ORG FILE [--dry-run] [--prune [--allow-removals N]] [--check]',
+      'Usage: npm run cli -- registry:apply --org ORG FILE [--dry-run] [--prune [--allow-removals N]] [--check] [--fail-on-impact]',
     ]);
     expect(await db.prisma.metric.count({ where: { key: 'no_org' } })).toBe(0);
   });
@@ -532,7 +532,7 @@ metrics:
     expect(result.code).toBe(2);
     expect(result.err[0]).toContain(message);
     expect(result.err[1]).toBe(
-      'Usage: npm run cli -- registry:apply --org ORG FILE [--dry-run] [--prune [--allow-removals N]] [--check]',
+      'Usage: npm run cli -- registry:apply --org ORG FILE [--dry-run] [--prune [--allow-removals N]] [--check] [--fail-on-impact]',
     );
   });
 });

@@ -118,6 +118,10 @@ const CALLS: [route: string, call: () => Call | Promise<Call>][] = [
     () => ({ path: `/api/v1/metrics/${made.metric}/contract`, init: { headers: asKey() }, status: 200 }),
   ],
   ['GET /api/v1/changes', () => ({ path: '/api/v1/changes', init: { headers: asKey() }, status: 200 })],
+  [
+    'GET /api/metrics/:id/usage',
+    () => ({ path: `/api/metrics/${made.metric}/usage`, init: { headers: asToken() }, status: 200 }),
+  ],
   ['GET /api/v1/openapi.json', () => ({ path: '/api/v1/openapi.json', status: 200 })],
   [
     'POST /api/api-keys',

@@ -122,6 +122,7 @@ describe('the document', () => {
         'POST /api/api-keys',
         'PUT /api/registry',
         'POST /api/validations',
+        'GET /api/metrics/{id}/usage',
         'POST /api/service-tokens',
         'GET /api/service-tokens',
         'DELETE /api/service-tokens/{token_id}',
@@ -173,7 +174,7 @@ describe('the document', () => {
     expect(count).toBeGreaterThan(20);
   });
 
-  it('accepts a service token on the write routes only, and a read key on no write route', () => {
+  it('accepts a service token on the write routes and the usage route only, and a read key on none of them', () => {
     const schemesOf = (operation: Record<string, unknown>) =>
       ((operation.security as Record<string, string[]>[] | undefined) ?? []).flatMap((requirement) =>
         Object.keys(requirement),
@@ -186,7 +187,7 @@ describe('the document', () => {
         if (schemes.includes('bearerAuth')) expect(path, `${method} ${path}`).toMatch(/^\/api\/v1\/(metrics|changes)/);
       }
     }
-    expect(withToken.sort()).toEqual(['POST /api/validations', 'PUT /api/registry']);
+    expect(withToken.sort()).toEqual(['GET /api/metrics/{id}/usage', 'POST /api/validations', 'PUT /api/registry']);
     expect(document.paths['/api/registry']?.put?.security).toEqual([
       { serviceToken: ['registry:write'] },
       { sessionCookie: [] },
@@ -726,6 +727,30 @@ describe('registry write routes and service tokens conform', () => {
       headers: { authorization: `Bearer ${readKey.secret}` },
     });
     expect(contract.json().data.trust.reasons).toContain('failed_validation');
+  });
+
+  it('GET /api/metrics/{id}/usage: 200 (a key read it), 400, 401, 403, 404', async () => {
+    const USAGE = '/api/metrics/{id}/usage';
+    const read = await app.get(`/api/v1/metrics/${old.id}`, readKey.secret);
+    expect(read.statusCode).toBe(200);
+    const usage = await route('GET', USAGE, `/api/metrics/${old.id}/usage`, { headers: cookie(admin) });
+    expect(usage.statusCode, usage.body).toBe(200);
+    expect(usage.json().data).toMatchObject({ key: 'arr_old', readers: 1, keys: [{ name: readKey.name }] });
+    const token = await newToken(['validations:write']);
+    const cases: [number, string, InjectOptions][] = [
+      [400, `/api/metrics/${old.id}/usage?days=7`, { headers: cookie(admin) }],
+      [400, '/api/metrics/nope/usage', { headers: cookie(admin) }],
+      [401, `/api/metrics/${old.id}/usage`, {}],
+      [401, `/api/metrics/${old.id}/usage`, { headers: { authorization: `Bearer ${readKey.secret}` } }],
+      [403, `/api/metrics/${old.id}/usage`, { headers: cookie(member) }],
+      [403, `/api/metrics/${old.id}/usage`, { headers: bearerOf(token) }],
+      [404, `/api/metrics/${randomUUID()}/usage`, { headers: cookie(admin) }],
+    ];
+    for (const [status, url, options] of cases) {
+      const res = await route('GET', USAGE, url, options);
+      expect(res.statusCode, `${url} ${res.body}`).toBe(status);
+      expectDocumentedBody('GET', USAGE, res);
+    }
   });
 
   it('write routes: 400 naming the place of each problem; nothing written', async () => {

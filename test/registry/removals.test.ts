@@ -143,6 +143,10 @@ describe('a prune that removes much needs its count confirmed', () => {
       dry_run: true,
       applied: false,
       allow_removals_required: 2,
+      impact: [
+        { key: 'a', change: 'removed', dependents: { count: 0, keys: [] }, readers: { count: 0, keys: [] } },
+        { key: 'b', change: 'removed', dependents: { count: 0, keys: [] }, readers: { count: 0, keys: [] } },
+      ],
     });
     expect(await storedKeys(prisma(), org.id)).toEqual(['a', 'b']);
     // A plan that needs no confirmation says so.
