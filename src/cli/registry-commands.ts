@@ -104,6 +104,10 @@ async function applySource(
   deps.out(`Plan for organization ${organization.slug}${dryRun ? ' (nothing written)' : ''}:`);
   printPlan(deps.out, outcome.plan.entries);
   deps.out(`Totals: ${totalsLine(outcome)}`);
+  // Said only when it changes: a document without a trust policy keeps the stored one.
+  if (outcome.plan.trustPolicy === 'changed') {
+    deps.out(`Trust policy: changed${dryRun ? '' : " (every metric's verdict evaluated again)"}`);
+  }
   if (dryRun && outcome.allowRemovalsRequired !== null) {
     deps.out(`Applying this plan needs ${confirmRemovals(outcome.allowRemovalsRequired)}.`);
   }
