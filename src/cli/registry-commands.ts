@@ -114,6 +114,10 @@ async function applySource(
   printPlan(deps.out, outcome.plan.entries);
   printImpact(deps.out, outcome.impact);
   deps.out(`Totals: ${totalsLine(outcome)}`);
+  // Said only when it changes: a document without a trust policy keeps the stored one.
+  if (outcome.plan.trustPolicy === 'changed') {
+    deps.out(`Trust policy: changed${dryRun ? '' : " (every metric's verdict evaluated again)"}`);
+  }
   if (dryRun && outcome.allowRemovalsRequired !== null) {
     deps.out(`Applying this plan needs ${confirmRemovals(outcome.allowRemovalsRequired)}.`);
   }

@@ -216,6 +216,7 @@ export async function writeRoutes(app: FastifyInstance, deps: WriteRoutesDeps) {
           data: {
             plan: plan.entries,
             totals: plan.totals,
+            trust_policy: plan.trustPolicy,
             dry_run: dryRun,
             applied,
             allow_removals_required: outcome.allowRemovalsRequired,

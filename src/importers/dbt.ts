@@ -126,6 +126,11 @@ export function importDbtManifest(manifest: unknown, options: ImportOptions): Re
       filters: [...resolved.filters],
       source_refs: sourceRefs,
       dependencies: { measures: [...resolved.measures], metrics: [...resolved.metrics] },
+      // Its input metrics as links (measures and semantic models stay source references). Each is a
+      // metric of this import: one that could not be imported is a problem, and the import is refused.
+      ...(resolved.metrics.length > 0
+        ? { inputs: resolved.metrics.map((name) => keyOfName.get(name) ?? keyFromName(name)) }
+        : {}),
       ...(resolved.timeSemantics ? { time_semantics: structuredClone(resolved.timeSemantics) } : {}),
     };
     if (!size.spend(derived)) {

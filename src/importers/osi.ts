@@ -17,6 +17,7 @@ import {
   MAX_SOURCE_REFS,
   tooMany,
 } from './limits.js';
+import { inputMetricNames, type MetricNames, metricNames } from './osi-inputs.js';
 import { isRecord, type JsonRecord, keyFromName, list, nonBlank, readableName, record, text } from './read.js';
 import {
   DEFAULT_OWNER_TEAM,
@@ -97,6 +98,15 @@ function datasetsRead(sql: string, datasets: ReadonlyMap<string, Dataset>, facts
   if (named.size > 0) return [...named].sort((a, b) => a.position - b.position);
   if (facts.length === 1) return [...facts];
   return datasets.size === 1 ? [...datasets.values()] : [];
+}
+
+/** The names of a model's datasets and of their fields: what an expression may mean besides a metric. */
+function datasetAndFieldNames(model: JsonRecord): string[] {
+  return list(model.datasets).flatMap((value) => {
+    const dataset = record(value);
+    const fields = list(dataset?.fields).flatMap((field) => nonBlank(record(field)?.name) ?? []);
+    return [...(nonBlank(dataset?.name) ?? []), ...fields];
+  });
 }
 
 /** The fact datasets of a model: on the many side of a relationship, never on the one side. */
@@ -228,6 +238,16 @@ export function importOsiDocument(document: unknown, options: ImportOptions): Re
     if (!keyOfName.has(name)) keyOfName.set(name, key);
   }
 
+  // A metric's inputs are the metrics of its own semantic model that its expression names (osi-inputs.ts).
+  const metricsOf = new Map<JsonRecord, string[]>();
+  for (const { model, name } of found) {
+    const names = metricsOf.get(model);
+    if (names) names.push(name);
+    else metricsOf.set(model, [name]);
+  }
+  const namesOf = new Map<JsonRecord, MetricNames>();
+  for (const [model, names] of metricsOf) namesOf.set(model, metricNames(names, datasetAndFieldNames(model)));
+
   const metrics: RegistryMetricInput[] = [];
   const size = new ImportedSize();
   for (const { path, metric, name, model, datasets, facts } of found) {
@@ -268,6 +288,10 @@ export function importOsiDocument(document: unknown, options: ImportOptions): Re
       ),
       expression: structuredClone(metric.expression),
     };
+    const inputs = inputMetricNames(sql, namesOf.get(model) as MetricNames, name).map(
+      (input) => keyOfName.get(input) ?? input,
+    );
+    if (inputs.length > 0) derived.inputs = inputs;
     if (!size.spend(derived)) {
       problems.push({ path: formatPath(path), message: `metric "${name}": ${ImportedSize.message}` });
       break;

@@ -71,6 +71,8 @@ export interface RegistryMetricInput {
   versions?: RegistryVersionInput[];
   approvals?: RegistryApprovalInput[];
   relationships?: RegistryRelationshipInput[];
+  /** the keys of the metrics of the same import it is computed from */
+  inputs?: string[];
   // The remaining Metric fields a governance object may set, passed through as given.
   [field: string]: unknown;
 }

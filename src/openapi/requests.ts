@@ -17,11 +17,13 @@ import { metricDefinitionShape, timestamp } from '../fixtures/schema.js';
 import { ApprovalDecision, LifecycleStatus, RelationshipKind, VersionStatus } from '../generated/prisma/enums.js';
 import { createServiceTokenBody } from '../http/admin-routes.js';
 import { createWebhookBody } from '../http/webhook-routes.js';
+import { trustPolicySchema } from '../metric/trust-policy.js';
 import { DEFAULTABLE_FIELDS, MAX_METRIC_KEY_LENGTH, METRIC_KEY_PATTERN } from '../registry/document.js';
 import {
   EARLIEST_YEAR,
   LATEST_YEAR,
   MAX_DOCUMENT_METRICS,
+  MAX_METRIC_INPUTS,
   MAX_NAME_CHARACTERS,
   MAX_PROSE_CHARACTERS,
   MAX_SQL_CHARACTERS,
@@ -115,6 +117,14 @@ export const RegistryMetric = z
       .describe("default []; the metric's versions, made to match this list exactly"),
     approvals: z.array(RegistryApproval).default([]).describe('default []; made to match this list exactly'),
     relationships: z.array(RegistryRelationship).default([]).describe('made to match this list exactly'),
+    inputs: z
+      .array(metricKey)
+      .max(MAX_METRIC_INPUTS)
+      .default([])
+      .describe(
+        'default []; the keys of the metrics it is computed from, each in this document or already in the ' +
+          'registry, once, not the metric itself, and no cycle; made to match this list (and its order) exactly',
+      ),
   })
   .describe(
     'A metric, keyed by `key` (no ids: the service derives them). Every field of the fixture format’s metric, ' +
@@ -149,6 +159,13 @@ export const RegistryDocument = z
       .min(1)
       .describe("the slug of the caller's organization (its id is accepted too); another organization is 403"),
     defaults: RegistryDefaults.optional(),
+    trust_policy: trustPolicySchema
+      .nullable()
+      .optional()
+      .describe(
+        "rules per `policy_tier` (docs/trust.md); absent: the organization's stored policy is kept; null or {}: " +
+          "back to the server's defaults",
+      ),
     metrics: z
       .array(RegistryMetric)
       .max(MAX_DOCUMENT_METRICS)

@@ -491,13 +491,19 @@ export const RegistryPlanResponse = z.object({
           changed_fields: z
             .array(z.string())
             .describe(
-              'for updated: the document fields that differ (`versions`, `approvals`, `relationships` among them), ' +
+              'for updated: the document fields that differ (`versions`, `approvals`, `relationships`, `inputs` among them), ' +
                 "in the document's order of fields; else []",
             ),
         }),
       )
       .describe("the document's metrics in its order, then the registry's metrics that it does not list"),
     totals: z.object(planTotals).describe('how many entries of the plan have each result'),
+    trust_policy: z
+      .enum(['unchanged', 'changed'])
+      .describe(
+        "whether the apply changes the organization's trust policy: a document without `trust_policy` leaves " +
+          'it unchanged; a change re-evaluates every verdict of the organization (with its events)',
+      ),
     dry_run: z.boolean().describe('the request asked for a dry run: nothing was written'),
     applied: z
       .boolean()

@@ -12,7 +12,10 @@
  *
  * ETags, `metrics_version` and search documents follow from the database's
  * triggers on the rows written (see the migrations): the apply only writes
- * what changed.
+ * what changed. A change of the organization's trust policy is the
+ * exception: it moves no metric row, yet every verdict and its explanation
+ * may read differently, so the apply bumps them all itself and evaluates
+ * every verdict of the organization again.
  */
 import { setTimeout } from 'node:timers/promises';
 import { recordEvents } from '../changes/record.js';
@@ -20,6 +23,7 @@ import { metricsAffectedBy, trustTransitions } from '../changes/trust-transition
 import { lockRegistry } from '../db/registry-lock.js';
 import { Prisma, type PrismaClient } from '../generated/prisma/client.js';
 import type { TrustPolicy } from '../metric/trust.js';
+import type { TrustPolicyDocument } from '../metric/trust-policy.js';
 import { archiveMetrics, restoreHistory } from './archive.js';
 import type { RegistryDocument } from './document.js';
 import { applyEvents, type RemovedMetrics } from './events.js';
@@ -157,11 +161,27 @@ async function writePlan(tx: Tx, orgId: string, writes: PlanWrites, now: Date): 
   await deleteWhere(tx, 'approval', 'metric_id', writes.governanceOf);
   await deleteWhere(tx, 'metric_version', 'metric_id', writes.governanceOf);
   await deleteWhere(tx, 'metric_relationship', 'metric_id', writes.relationshipsOf);
+  await deleteWhere(tx, 'metric_input', 'metric_id', writes.inputsOf);
   await insertRows(tx, 'metric_version', writes.versions);
   await insertRows(tx, 'approval', writes.approvals);
   await insertRows(tx, 'metric_relationship', writes.relationships);
+  await insertRows(tx, 'metric_input', writes.inputs);
+  if (writes.trustPolicy) await writeTrustPolicy(tx, orgId, writes.trustPolicy.value);
   for (const chunk of chunks(writes.removed)) await paced(() => archiveMetrics(tx, orgId, chunk, now));
   await deleteWhere(tx, 'metric', 'id', writes.removed);
+}
+
+/**
+ * Stores the organization's trust policy (null: the defaults) and bumps the
+ * ETag of each of its metrics and its `metrics_version`: what a verdict's
+ * explanation says may change even where the verdict does not.
+ */
+async function writeTrustPolicy(tx: Tx, orgId: string, policy: TrustPolicyDocument | null): Promise<void> {
+  const value = policy === null ? null : JSON.stringify(policy);
+  await tx.$executeRaw`UPDATE "organization" SET "trust_policy" = ${value}::jsonb,
+    "metrics_version" = "metrics_version" + 1 WHERE "id" = ${orgId}::uuid`;
+  await tx.$executeRaw`UPDATE "metric_etag" SET "version" = nextval('metric_etag_seq')
+    WHERE "metric_id" IN (SELECT "id" FROM "metric" WHERE "org_id" = ${orgId}::uuid)`;
 }
 
 async function readRemoved(tx: Tx, ids: readonly string[]): Promise<RemovedMetrics> {
@@ -177,7 +197,9 @@ async function readRemoved(tx: Tx, ids: readonly string[]): Promise<RemovedMetri
 /**
  * Writes the plan and records its events, in the apply's transaction: the
  * events of its metrics, then the trust transitions of every metric whose
- * verdict the writes can move (relationships read before and after them).
+ * verdict the writes can move (relationships read before and after them;
+ * a metric whose inputs changed is among the updated ones), or of every
+ * metric of the organization when its trust policy changed.
  */
 async function writeWithEvents(
   tx: Tx,
@@ -194,7 +216,8 @@ async function writeWithEvents(
   const affectedAfter = await metricsAffectedBy(tx, [...added, ...changed]);
   const gone = new Set(writes.removed);
   const candidates = [...new Set([...affectedBefore, ...affectedAfter])].filter((id) => !gone.has(id));
-  const transitions = await trustTransitions(tx, plan.orgId, { ids: candidates }, options.trust, options.now);
+  const scope = writes.trustPolicy ? 'all' : { ids: candidates };
+  const transitions = await trustTransitions(tx, plan.orgId, scope, options.trust, options.now);
   return recordEvents(tx, plan.orgId, [...applyEvents(plan, details, removed), ...transitions], options.now);
 }
 
@@ -215,7 +238,10 @@ export async function applyRegistryDocument(
       await tx.$executeRawUnsafe(`SET LOCAL registry.apply = 'on'`);
     }
     const keys = document.metrics.map((metric) => metric.key);
-    const state = await readRegistryState(tx, orgId, keys);
+    const state = await readRegistryState(tx, orgId, keys, {
+      inputs: document.metrics.some((metric) => metric.inputs.length > 0),
+      trustPolicy: document.trustPolicy !== undefined,
+    });
     const desired = desireDocument(document, state, planOptions);
     const details = await readStoredMetrics(tx, metricsToCompare(desired));
     const plan = planApply(desired, state, details, planOptions);

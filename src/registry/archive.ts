@@ -7,8 +7,8 @@
  *
  * A later apply that lists a removed key restores the metric with its id
  * (src/registry/plan.ts says `restored`): the document gives its fields,
- * versions, approvals and relationships, as it does for every metric it
- * lists, and the snapshot gives back what no document carries: validation
+ * versions, approvals, relationships and inputs, as it does for every metric
+ * it lists, and the snapshot gives back what no document carries: validation
  * evidence, challenges, threads and their messages, discussion summaries,
  * meter events and the last announced trust verdict, each row with its id.
  *
@@ -20,9 +20,12 @@ type Tx = Prisma.TransactionClient;
 
 /**
  * What a restore takes from the snapshot, in an order the foreign keys
- * accept (threads before their messages). Versions, approvals and
- * relationships come from the document instead: it is the truth for what it
- * lists, and a relationship's target may be gone since.
+ * accept (threads before their messages). Versions, approvals,
+ * relationships and inputs come from the document instead: it is the truth
+ * for what it lists, and a relationship's target or an input may be gone
+ * since. The edges that named the removed metric as an input need no
+ * restore either: a prune refuses a listed metric whose input it would
+ * remove, so each of them was a removed metric's own, in its own snapshot.
  */
 const RESTORED_TABLES = [
   'validation',
@@ -35,7 +38,13 @@ const RESTORED_TABLES = [
 ] as const;
 
 /** The tables of a metric's rows (all by `metric_id`), as the snapshot names them. */
-const SNAPSHOT_TABLES = ['metric_version', 'approval', 'metric_relationship', ...RESTORED_TABLES] as const;
+const SNAPSHOT_TABLES = [
+  'metric_version',
+  'approval',
+  'metric_relationship',
+  'metric_input',
+  ...RESTORED_TABLES,
+] as const;
 
 /** Tables whose only index on `metric_id` follows `org_id`: their rows are found by both. */
 const BY_ORGANIZATION = new Set<string>(['discussion_summary', 'meter_event']);

@@ -9,7 +9,8 @@ import { z } from 'zod';
 import { problemsFromZod } from '../fixtures/fixture-error.js';
 import { metricDefinitionShape, timestamp } from '../fixtures/schema.js';
 import { ApprovalDecision, LifecycleStatus, RelationshipKind, VersionStatus } from '../generated/prisma/enums.js';
-import { MAX_DOCUMENT_METRICS } from './limits.js';
+import { type TrustPolicyDocument, trustPolicySchema } from '../metric/trust-policy.js';
+import { MAX_DOCUMENT_METRICS, MAX_METRIC_INPUTS } from './limits.js';
 import type { RegistryProblem } from './registry-error.js';
 
 export const METRIC_KEY_PATTERN = /^[a-z0-9][a-z0-9_.-]*$/;
@@ -76,6 +77,8 @@ const metric = z
     versions: z.array(version).default([]),
     approvals: z.array(approval).default([]),
     relationships: z.array(relationship).default([]),
+    /** the keys of the metrics it is computed from, in the document or the registry (docs/registry-document.md, "Inputs") */
+    inputs: z.array(metricKey).max(MAX_METRIC_INPUTS, `at most ${MAX_METRIC_INPUTS} inputs a metric`).default([]),
   })
   .transform((parsed) => ({
     ...parsed,
@@ -99,6 +102,8 @@ const defaults = z.strictObject({
 const documentShape = z.strictObject({
   organization: z.string().min(1),
   defaults: defaults.optional(),
+  // Validated on its own (trustPolicySchema), so that its problems carry their place under `trust_policy`.
+  trust_policy: z.unknown().optional(),
   metrics: z.array(z.unknown()).max(MAX_DOCUMENT_METRICS, `at most ${MAX_DOCUMENT_METRICS} metrics a document`),
 });
 
@@ -112,6 +117,13 @@ export interface RegistryDocument {
   organization: string;
   defaults: RegistryDefaults;
   metrics: RegistryMetric[];
+  /**
+   * The organization's trust policy as the document sets it: undefined when
+   * the document has no `trust_policy` (the stored policy is kept, so that an
+   * import, which never carries one, does not erase it); null when it is
+   * `null` or `{}` (back to the server's defaults).
+   */
+  trustPolicy?: TrustPolicyDocument | null;
 }
 
 /** zod's issues as problems under `prefix`, a missing field said as `required`. */
@@ -173,6 +185,7 @@ function crossChecks(metrics: RegistryMetric[]): RegistryProblem[] {
       entry.relationships.map((r) => `${r.kind} ${r.target}`),
       'relationship (same kind and target)',
     );
+    seen(['inputs'], entry.inputs, 'input');
     const versions = new Set(entry.versions.map((v) => v.definition_version));
     entry.approvals.forEach((a, i) => {
       if (a.definition_version !== null && !versions.has(a.definition_version)) {
@@ -190,6 +203,11 @@ function crossChecks(metrics: RegistryMetric[]): RegistryProblem[] {
         });
       }
     });
+    entry.inputs.forEach((input, i) => {
+      if (input === entry.key) {
+        problems.push({ path: ['metrics', m, 'inputs', i], message: 'a metric cannot be its own input' });
+      }
+    });
     if (entry.grains.length > 0 && entry.default_grain !== '' && !entry.grains.includes(entry.default_grain)) {
       problems.push({ path: ['metrics', m, 'default_grain'], message: `"${entry.default_grain}" is not in grains` });
     }
@@ -199,16 +217,31 @@ function crossChecks(metrics: RegistryMetric[]): RegistryProblem[] {
 
 export type ParsedDocument = { ok: true; document: RegistryDocument } | { ok: false; problems: RegistryProblem[] };
 
+type ParsedPolicy =
+  | { ok: true; policy: TrustPolicyDocument | null | undefined }
+  | { ok: false; problems: RegistryProblem[] };
+
+/** The document's `trust_policy`: absent (keep the stored one), null or `{}` (clear it), or rules per tier. */
+function parseTrustPolicy(value: unknown): ParsedPolicy {
+  if (value === undefined) return { ok: true, policy: undefined };
+  if (value === null) return { ok: true, policy: null };
+  const parsed = trustPolicySchema.safeParse(value);
+  if (!parsed.success) return { ok: false, problems: problemsOf(parsed.error, ['trust_policy']) };
+  return { ok: true, policy: Object.keys(parsed.data).length === 0 ? null : parsed.data };
+}
+
 /**
  * Validates a parsed (JSON or YAML) registry document and applies its
  * defaults: `defaults` first, then each field's own. Every problem is
- * reported, each with its path (`metrics[3].lifecycle_status`).
+ * reported, each with its path (`metrics[3].lifecycle_status`,
+ * `trust_policy.tier_1.failed_validation`).
  */
 export function parseRegistryDocument(input: unknown): ParsedDocument {
   const top = documentShape.safeParse(input);
   if (!top.success) return { ok: false, problems: problemsOf(top.error) };
   const fill = top.data.defaults ?? {};
-  const problems: RegistryProblem[] = [];
+  const policy = parseTrustPolicy(top.data.trust_policy);
+  const problems: RegistryProblem[] = policy.ok ? [] : [...policy.problems];
   const metrics: RegistryMetric[] = [];
   top.data.metrics.forEach((raw, m) => {
     const withDefaults =
@@ -220,6 +253,8 @@ export function parseRegistryDocument(input: unknown): ParsedDocument {
     else problems.push(...inWrittenOrder(problemsOf(parsed.error, ['metrics', m]), raw));
   });
   if (problems.length === 0) problems.push(...crossChecks(metrics));
-  if (problems.length > 0) return { ok: false, problems };
-  return { ok: true, document: { organization: top.data.organization, defaults: fill, metrics } };
+  if (problems.length > 0 || !policy.ok) return { ok: false, problems };
+  const document: RegistryDocument = { organization: top.data.organization, defaults: fill, metrics };
+  if (policy.policy !== undefined) document.trustPolicy = policy.policy;
+  return { ok: true, document };
 }

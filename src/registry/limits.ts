@@ -37,6 +37,17 @@ export const DOCUMENT_LIMITS = {
   yaml: { depth: MAX_DEPTH, entries: MAX_DOCUMENT_METRICS, nodes: MAX_YAML_DOCUMENT_NODES },
 } as const satisfies Record<string, StructureLimits>;
 
+/**
+ * A metric's inputs (`inputs: [key, ...]`): a derived metric reads a few
+ * others; a hundred is past any real formula and keeps one metric's edges,
+ * and the cycle search over a document, bounded.
+ */
+export const MAX_METRIC_INPUTS = 100;
+/** Cycles of inputs a refused document is told of: each names its metrics, and one is enough to start fixing. */
+export const MAX_INPUT_CYCLES_REPORTED = 20;
+/** Keys a cycle's problem names at most; a longer cycle is shortened in the middle. */
+export const MAX_CYCLE_KEYS_SHOWN = 20;
+
 export const MAX_VALIDATION_RESULTS = 1000;
 export const MAX_VALIDATION_METRIC_KEY = 128;
 export const MAX_VALIDATION_DETAILS = 10_000;

@@ -5,6 +5,11 @@
  * differ, `unchanged`, `absent`, `removed`) and carries the rows it writes, so
  * the same plan is printed, checked (--check, dry run) and applied.
  *
+ * A metric's inputs are links to other metrics, resolved to ids as
+ * relationship targets are, and must not form a cycle
+ * (src/registry/input-cycles.ts). The document's `trust_policy`, when it has
+ * one, is compared with the organization's (`trust_policy` of the plan).
+ *
  * A key that a prune removed (src/registry/archive.ts) and the document lists
  * again is `restored`: the metric comes back with its id and the time it was
  * created, its fields and lists as the document says, its history as it was.
@@ -27,8 +32,10 @@ import { hash } from 'node:crypto';
 import { metricRow } from '../fixtures/rows.js';
 import type { FixtureMetric } from '../fixtures/schema.js';
 import { Prisma } from '../generated/prisma/client.js';
+import type { TrustPolicyDocument } from '../metric/trust-policy.js';
 import { uuidV5 } from '../uuid.js';
 import type { RegistryDocument, RegistryMetric } from './document.js';
+import { inputCycleProblems } from './input-cycles.js';
 import { RegistryError, type RegistryProblem } from './registry-error.js';
 import type { ArchivedSummary, RegistryState, StoredMetric, StoredSummary } from './state.js';
 
@@ -59,13 +66,22 @@ export interface PlanWrites {
   /** metrics whose relationships are replaced by `relationships` */
   relationshipsOf: string[];
   relationships: Prisma.MetricRelationshipCreateManyInput[];
+  /** metrics whose inputs are replaced by `inputs` */
+  inputsOf: string[];
+  inputs: Prisma.MetricInputCreateManyInput[];
   removed: string[];
+  /** the organization's trust policy to store (null: the defaults); undefined: left as it is */
+  trustPolicy?: { value: TrustPolicyDocument | null };
 }
+
+/** Whether the apply changes the organization's trust policy (a document without one never does). */
+export type TrustPolicyResult = 'unchanged' | 'changed';
 
 export interface Plan {
   orgId: string;
   entries: PlanEntry[];
   totals: Record<PlanResult, number>;
+  trustPolicy: TrustPolicyResult;
   writes: PlanWrites;
   /** whether applying the plan writes anything */
   changes: boolean;
@@ -171,6 +187,8 @@ interface Governance {
   versions: Prisma.MetricVersionCreateManyInput[];
   approvals: Prisma.ApprovalCreateManyInput[];
   relationships: Prisma.MetricRelationshipCreateManyInput[];
+  /** in the document's order: `position` is the place in its list */
+  inputs: Prisma.MetricInputCreateManyInput[];
 }
 
 function desiredGovernance(resolver: Resolver, metric: RegistryMetric, m: number, metricId: string): Governance {
@@ -215,7 +233,12 @@ function desiredGovernance(resolver: Resolver, metric: RegistryMetric, m: number
       targetMetricId,
     };
   });
-  return { versions, approvals, relationships };
+  const inputs = metric.inputs.map((key, position) => ({
+    metricId,
+    inputMetricId: resolver.idsByKey.get(key) ?? '',
+    position,
+  }));
+  return { versions, approvals, relationships, inputs };
 }
 
 type VersionLike = Pick<Prisma.MetricVersionCreateManyInput, 'definitionVersion' | 'status' | 'changeSummary'> & {
@@ -269,26 +292,30 @@ function changedFields(metric: DesiredMetric, stored: StoredMetric): string[] {
   if (approvalsDiffer) fields.push('approvals');
   const storedRelations = sortedCanonical(stored.relationships.map((r) => [r.kind, r.target.key]));
   if (!sameList(sortedCanonical(metric.relationshipKeys), storedRelations)) fields.push('relationships');
+  const storedInputs = stored.inputs.map((input) => input.input.key);
+  if (!sameList(metric.inputKeys, storedInputs)) fields.push('inputs');
   return fields;
 }
 
-/** Relationship targets must exist after the apply: in the document, or kept in the registry. */
+/** Relationship targets and inputs must exist after the apply: in the document, or kept in the registry. */
 function checkTargets(document: RegistryDocument, state: RegistryState, prune: boolean): RegistryProblem[] {
   const listed = new Set(document.metrics.map((metric) => metric.key));
   const stored = new Set(state.metrics.map((metric) => metric.key));
   const problems: RegistryProblem[] = [];
+  const check = (key: string, path: PropertyKey[]) => {
+    if (listed.has(key)) return;
+    if (!stored.has(key)) {
+      problems.push({ path, message: `no metric with key "${key}" in the document or the registry` });
+    } else if (prune) {
+      problems.push({ path, message: `metric "${key}" is not in the document, so prune would remove it` });
+    }
+  };
   document.metrics.forEach((metric, m) => {
     metric.relationships.forEach((relationship, r) => {
-      if (listed.has(relationship.target)) return;
-      const path = ['metrics', m, 'relationships', r, 'target'];
-      if (!stored.has(relationship.target)) {
-        problems.push({ path, message: `no metric with key "${relationship.target}" in the document or the registry` });
-      } else if (prune) {
-        problems.push({
-          path,
-          message: `metric "${relationship.target}" is not in the document, so prune would remove it`,
-        });
-      }
+      check(relationship.target, ['metrics', m, 'relationships', r, 'target']);
+    });
+    metric.inputs.forEach((input, i) => {
+      check(input, ['metrics', m, 'inputs', i]);
     });
   });
   return problems;
@@ -312,6 +339,8 @@ export interface DesiredMetric {
   approvalVersions: (string | null)[];
   /** relationships as `[kind, target key]` */
   relationshipKeys: [string, string][];
+  /** the inputs' keys, in the document's order */
+  inputKeys: string[];
   hash: string;
 }
 
@@ -319,11 +348,19 @@ export interface DesiredDocument {
   metrics: DesiredMetric[];
   projects: Prisma.ProjectCreateManyInput[];
   domains: Prisma.DomainCreateManyInput[];
+  /** the document's trust policy: undefined when it has none (the stored one is kept) */
+  trustPolicy?: TrustPolicyDocument | null;
 }
 
-/** The hash of everything an apply writes of a metric, but its timestamps. */
+/**
+ * The hash of everything an apply writes of a metric, but its timestamps.
+ * Inputs count only when there are some: a metric without inputs keeps the
+ * hash it was stored with before inputs existed, so an apply of an
+ * unchanged document after the upgrade still reads and writes nothing.
+ */
 function entryHash(row: MetricRow, governance: Governance): string {
   const { id: _id, orgId: _org, createdAt: _created, updatedAt: _updated, appliedHash: _hash, ...fields } = row;
+  const inputs = governance.inputs.map((input) => input.inputMetricId);
   return hash(
     'sha256',
     canonical([
@@ -332,6 +369,7 @@ function entryHash(row: MetricRow, governance: Governance): string {
       versionsIdentity(governance.versions),
       approvalsIdentity(governance.approvals, (a) => governance.approvals[a]?.versionId ?? null),
       sortedCanonical(governance.relationships.map((r) => [r.kind, r.targetMetricId])),
+      ...(inputs.length > 0 ? [inputs] : []),
     ]),
     'base64url',
   );
@@ -340,7 +378,8 @@ function entryHash(row: MetricRow, governance: Governance): string {
 /**
  * Step one: the rows the document asks for, resolved against the registry's
  * names and members. RegistryError when it cannot apply to this registry
- * (a relationship to no metric, an approver who is not a member).
+ * (a relationship or input to no metric, an approver who is not a member,
+ * inputs in a cycle).
  */
 export function desireDocument(
   document: RegistryDocument,
@@ -356,6 +395,8 @@ export function desireDocument(
     }
   }
   const problems = checkTargets(document, state, options.prune);
+  // A prune removes the metrics the document does not list, and their inputs with them.
+  problems.push(...inputCycleProblems(document.metrics, options.prune ? [] : state.otherInputs));
   const created: Pick<PlanWrites, 'projects' | 'domains'> = { projects: [], domains: [] };
   const resolver: Resolver = {
     state: { ...state, projects: new Map(state.projects), domains: new Map(state.domains) },
@@ -377,11 +418,12 @@ export function desireDocument(
       governance,
       approvalVersions: metric.approvals.map((approval) => approval.definition_version),
       relationshipKeys: metric.relationships.map((r) => [r.kind, r.target]),
+      inputKeys: [...metric.inputs],
       hash: entryHash(row, governance),
     };
   });
   if (problems.length > 0) throw new RegistryError(problems);
-  return { metrics, ...created };
+  return { metrics, ...created, ...(document.trustPolicy === undefined ? {} : { trustPolicy: document.trustPolicy }) };
 }
 
 /** Ids of the stored metrics that step two must read: those whose stored hash is not the document's. */
@@ -412,6 +454,8 @@ export function planApply(
     approvals: [],
     relationshipsOf: [],
     relationships: [],
+    inputsOf: [],
+    inputs: [],
     removed: [],
   };
   const entries: PlanEntry[] = [];
@@ -424,6 +468,7 @@ export function planApply(
       writes.versions.push(...governance.versions);
       writes.approvals.push(...governance.approvals);
       writes.relationships.push(...governance.relationships);
+      writes.inputs.push(...governance.inputs);
       entries.push({ key: metric.key, result: metric.archived ? 'restored' : 'created', changed_fields: [] });
       continue;
     }
@@ -438,6 +483,10 @@ export function planApply(
     if (fields.includes('relationships')) {
       writes.relationshipsOf.push(id);
       writes.relationships.push(...governance.relationships);
+    }
+    if (fields.includes('inputs')) {
+      writes.inputsOf.push(id);
+      writes.inputs.push(...governance.inputs);
     }
     if (fields.length === 0) {
       entries.push({ key: metric.key, result: 'unchanged', changed_fields: [] });
@@ -454,6 +503,11 @@ export function planApply(
   }
   const totals = Object.fromEntries(PLAN_RESULTS.map((result) => [result, 0])) as Record<PlanResult, number>;
   for (const entry of entries) totals[entry.result]++;
-  const changes = totals.created + totals.restored + totals.updated + totals.removed > 0;
-  return { orgId: state.orgId, entries, totals, writes, changes };
+  let trustPolicy: TrustPolicyResult = 'unchanged';
+  if (desired.trustPolicy !== undefined && canonical(desired.trustPolicy) !== canonical(state.trustPolicy ?? null)) {
+    trustPolicy = 'changed';
+    writes.trustPolicy = { value: desired.trustPolicy };
+  }
+  const changes = totals.created + totals.restored + totals.updated + totals.removed > 0 || trustPolicy === 'changed';
+  return { orgId: state.orgId, entries, totals, trustPolicy, writes, changes };
 }

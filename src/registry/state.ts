@@ -2,9 +2,11 @@
  * What an apply compares a document with, read inside its transaction after
  * its lock: first the organization's metrics by key with the hash of the
  * entry each was last applied from, the removed metrics (src/registry/archive.ts)
- * of the document's keys, its projects, domains and members; then,
- * for the metrics whose hash is not the document's, everything an apply
- * compares (their fields, versions, approvals and relationships).
+ * of the document's keys, its projects, domains, members and trust
+ * policy, and (only when the document names any inputs) the inputs of the
+ * metrics it does not list, for the cycle check; then, for the metrics whose
+ * hash is not the document's, everything an apply compares (their fields,
+ * versions, approvals, relationships and inputs).
  */
 import type { Prisma } from '../generated/prisma/client.js';
 
@@ -14,6 +16,7 @@ const metricInclude = {
   versions: true,
   approvals: true,
   relationships: { select: { kind: true, target: { select: { key: true } } } },
+  inputs: { select: { position: true, input: { select: { key: true } } }, orderBy: { position: 'asc' } },
 } as const satisfies Prisma.MetricInclude;
 
 export type StoredMetric = Prisma.MetricGetPayload<{ include: typeof metricInclude }>;
@@ -41,6 +44,15 @@ export interface RegistryState {
   domains: Map<string, string>;
   /** member user ids by lower-cased email */
   memberIds: Map<string, string>;
+  /** the organization's stored trust_policy (JSON; null: the server's defaults); undefined: not read */
+  trustPolicy?: unknown;
+  /**
+   * The inputs of the metrics the document does not list, as
+   * `[metric key, input key]` in each metric's order; empty when the
+   * document names no inputs (its metrics then have none after the apply,
+   * so no cycle can pass through them).
+   */
+  otherInputs: [string, string][];
 }
 
 function byName(rows: { id: string; name: string }[]): Map<string, string> {
@@ -49,11 +61,32 @@ function byName(rows: { id: string; name: string }[]): Map<string, string> {
   return names;
 }
 
+/** The stored inputs of the organization's metrics whose keys are not `keys`, by key. */
+async function inputsOfOthers(reader: Reader, orgId: string, keys: readonly string[]): Promise<[string, string][]> {
+  const rows = await reader.$queryRaw<{ metric: string; input: string }[]>`
+    SELECT m."key" AS "metric", i."key" AS "input"
+    FROM "metric_input" e
+    JOIN "metric" m ON m."id" = e."metric_id"
+    JOIN "metric" i ON i."id" = e."input_metric_id"
+    WHERE m."org_id" = ${orgId}::uuid AND NOT (m."key" = ANY(${[...keys]}::text[]))
+    ORDER BY m."key", e."position"`;
+  return rows.map((row) => [row.metric, row.input]);
+}
+
+/** What of the state a document needs beyond its metrics. */
+export interface StateNeeds {
+  /** the document names inputs: the other metrics' inputs are read, for the cycle check */
+  inputs?: boolean;
+  /** the document sets a trust policy: the stored one is read, to compare */
+  trustPolicy?: boolean;
+}
+
 /** The state an apply of a document listing `keys` compares it with. */
 export async function readRegistryState(
   reader: Reader,
   orgId: string,
   keys: readonly string[],
+  needs: StateNeeds = {},
 ): Promise<RegistryState> {
   const metrics = await reader.metric.findMany({
     where: { orgId },
@@ -79,6 +112,9 @@ export async function readRegistryState(
     select: { user: { select: { id: true, email: true } } },
   });
   const memberIds = new Map(members.map(({ user }) => [user.email.toLowerCase(), user.id]));
+  const organization = needs.trustPolicy
+    ? await reader.organization.findUniqueOrThrow({ where: { id: orgId }, select: { trustPolicy: true } })
+    : undefined;
   return {
     orgId,
     metrics,
@@ -86,6 +122,8 @@ export async function readRegistryState(
     projects: byName(projects),
     domains: byName(domains),
     memberIds,
+    trustPolicy: organization?.trustPolicy,
+    otherInputs: needs.inputs ? await inputsOfOthers(reader, orgId, keys) : [],
   };
 }
 

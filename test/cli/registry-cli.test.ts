@@ -315,6 +315,26 @@ describe('registry:apply', () => {
     expect(await db.prisma.project.count({ where: { organization: { slug } } })).toBe(0);
   });
 
+  it('a trust policy change is said after the totals and is drift for --check; an unchanged one is not said', async () => {
+    const { slug } = await newOrg();
+    const withPolicy = { ...document(slug, [metric('a')]), trust_policy: { tier_1: { stale_after_days: 7 } } };
+    const path = file('policy.yaml', stringify(withPolicy));
+    const check = await run(['registry:apply', '--org', slug, '--check', path]);
+    expect(check.code, check.text).toBe(1);
+    expect(check.out.slice(-2)).toEqual(['Trust policy: changed', 'Drift: the registry differs from the document.']);
+    const applied = await ok(['registry:apply', '--org', slug, path]);
+    expect(applied.out.slice(-3)).toEqual([
+      'Totals: 1 created, 0 restored, 0 updated, 0 unchanged, 0 absent, 0 removed',
+      "Trust policy: changed (every metric's verdict evaluated again)",
+      'Applied.',
+    ]);
+    const again = await run(['registry:apply', '--org', slug, '--check', path]);
+    expect([again.code, again.out.at(-1)]).toEqual([0, 'No drift.']);
+    expect(again.out.some((line) => line.startsWith('Trust policy'))).toBe(false);
+    const organization = await db.prisma.organization.findUniqueOrThrow({ where: { slug } });
+    expect(organization.trustPolicy).toEqual({ tier_1: { stale_after_days: 7 } });
+  });
+
   it('--check exits 0 when the registry matches, 1 on drift, and writes nothing', async () => {
     const { slug } = await newOrg();
     const path = file('check.yaml', stringify(document(slug, [metric('a'), metric('b')])));

@@ -140,6 +140,7 @@ describe('a prune that removes much needs its count confirmed', () => {
         { key: 'b', result: 'removed', changed_fields: [] },
       ],
       totals: totals({ removed: 2 }),
+      trust_policy: 'unchanged',
       dry_run: true,
       applied: false,
       allow_removals_required: 2,

@@ -160,6 +160,22 @@ export async function storedKeys(prisma: PrismaClient, orgId: string): Promise<s
   return rows.map((row) => row.key);
 }
 
+/** The stored inputs of each of the organization's metrics that has some, by key, in their order. */
+export async function storedInputs(prisma: PrismaClient, orgId: string): Promise<Record<string, string[]>> {
+  const rows = await prisma.metricInput.findMany({
+    where: { metric: { orgId } },
+    select: { metric: { select: { key: true } }, input: { select: { key: true } } },
+    orderBy: [{ metric: { key: 'asc' } }, { position: 'asc' }],
+  });
+  const inputs: Record<string, string[]> = {};
+  for (const row of rows) {
+    const list = inputs[row.metric.key] ?? [];
+    list.push(row.input.key);
+    inputs[row.metric.key] = list;
+  }
+  return inputs;
+}
+
 /** The organization's `metrics_version` as stored. */
 export async function metricsVersion(prisma: PrismaClient, orgId: string): Promise<bigint> {
   const organization = await prisma.organization.findUniqueOrThrow({ where: { id: orgId } });
