@@ -149,6 +149,13 @@ function unionUpTo<T>(lists: Iterable<Iterable<T>>, limit: number): T[] {
 /** Keys shown when a chain of input metrics is refused. */
 const CHAIN_SHOWN = 5;
 
+/** A cycle's metrics, from `frames` back to `closing`, the middle left out past 2 * CHAIN_SHOWN of them. */
+function cycleText(frames: readonly { entry: MetricEntry }[], closing: string): string {
+  const names = [...frames.map((frame) => frame.entry.name), closing];
+  if (names.length <= 2 * CHAIN_SHOWN) return names.join(' -> ');
+  return `${names.slice(0, CHAIN_SHOWN).join(' -> ')} -> ... (${names.length - 1} metrics) -> ${names.slice(-CHAIN_SHOWN).join(' -> ')}`;
+}
+
 export class MetricResolver {
   private readonly resolved = new Map<string, ResolvedMetric | null>();
   /** inlined expressions by metric and the filters they were rendered under; null when too long */
@@ -196,7 +203,8 @@ export class MetricResolver {
           if (depth.has(name) || broken.has(name)) continue;
           const entry = metrics.get(name) as MetricEntry;
           if (inProgress.has(name)) {
-            this.problem(entry, ['type_params'], 'its input metrics form a cycle back to it');
+            const from = stack.findIndex((open) => open.entry.name === name);
+            this.problem(entry, ['type_params'], `inputs form a cycle: ${cycleText(stack.slice(from), name)}`);
             broken.add(name);
           } else {
             inProgress.add(name);

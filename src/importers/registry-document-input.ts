@@ -12,6 +12,7 @@ import type {
   RelationshipKind,
   VersionStatus,
 } from '../generated/prisma/enums.js';
+import { UNASSIGNED_OWNER_TEAM } from '../metric/trust.js';
 
 export interface RegistryVersionInput {
   definition_version: string;
@@ -93,5 +94,5 @@ export interface ImportOptions {
   defaultOwnerTeam?: string;
 }
 
-/** owner_team of a metric whose source names no owner and when no default is given */
-export const DEFAULT_OWNER_TEAM = 'unassigned';
+/** owner_team of a metric whose source names no owner and when no default is given (no owner team to a trust policy) */
+export const DEFAULT_OWNER_TEAM = UNASSIGNED_OWNER_TEAM;

@@ -89,8 +89,19 @@ export const DEFAULT_STALE_VALIDATION_DAYS = 30;
 export const MAX_UNTRUSTED_INPUTS = 10;
 
 const DAY_MS = 24 * 60 * 60 * 1000;
+/** The owner team an importer records when its source names none. */
+export const UNASSIGNED_OWNER_TEAM = 'unassigned';
 const PRODUCTION_STATUSES = new Set(['APPROVED', 'RELEASED']);
 const ALWAYS_BLOCKING = new Set<TrustReason>(['deprecated', 'superseded']);
+
+/**
+ * Whether an owner team is recorded: blank, and the placeholder an importer
+ * writes when its source names no owner (`unassigned`), are none.
+ */
+const hasOwnerTeam = (team: string): boolean => {
+  const name = team.trim().toLowerCase();
+  return name !== '' && name !== UNASSIGNED_OWNER_TEAM;
+};
 
 /** Days after which evidence is stale for a metric: its tier's rule, else the server's. */
 export const staleAfterDays = (facts: TrustFacts, policy: TrustPolicy): number =>
@@ -114,7 +125,7 @@ export function trustVerdict(facts: TrustFacts, policy: TrustPolicy, now: Date):
   if (facts.untrustedInputs.length) found.push('untrusted_input');
   const requires = new Set(facts.tierRule?.use_requires ?? []);
   if (requires.has('approved_version') && !facts.hasApprovedVersion) found.push('no_approved_version');
-  if (requires.has('owner_team') && facts.ownerTeam.trim() === '') found.push('no_owner_team');
+  if (requires.has('owner_team') && !hasOwnerTeam(facts.ownerTeam)) found.push('no_owner_team');
   const blocking = found.filter((reason) => ALWAYS_BLOCKING.has(reason) || escalated(facts.tierRule, reason));
   const reasons = blocking.length ? blocking : found;
   const verdict = blocking.length ? 'do_not_use' : found.length ? 'use_with_caution' : 'use';
@@ -231,7 +242,9 @@ export function trustReasonSentences(trust: Trust, facts: TrustFacts, policy: Tr
         return 'the latest validation run failed; do not report its figures as verified, and tell the owner team';
       case 'stale_validation': {
         const days = facts.lastValidatedAt ? Math.floor((now.getTime() - facts.lastValidatedAt.getTime()) / DAY_MS) : 0;
-        return `latest validation evidence is ${days} days old; the limit is ${staleAfterDays(facts, policy)} days, so ask the owner team to re-validate or say the figures are unverified`;
+        const rule = facts.tierRule?.stale_after_days;
+        const limit = rule === undefined ? '' : ` (trust policy ${facts.policyTier}: stale_after_days ${rule})`;
+        return `latest validation evidence is ${days} days old; the limit is ${staleAfterDays(facts, policy)} days${limit}, so ask the owner team to re-validate or say the figures are unverified`;
       }
       case 'conflicting_definition':
         return 'another metric of the organization conflicts with this definition; confirm which one is meant (resolve_metric lists the candidates)';

@@ -117,7 +117,10 @@ describe('dbt: bad input', () => {
     const input = manifest();
     input.metrics[1].type_params.numerator.name = 'revenue_share';
     expect(dbt(input)).toEqual([
-      { path: 'metrics[1].type_params', message: 'metric "revenue_share": its input metrics form a cycle back to it' },
+      {
+        path: 'metrics[1].type_params',
+        message: 'metric "revenue_share": inputs form a cycle: revenue_share -> revenue_share',
+      },
     ]);
   });
 

@@ -146,11 +146,8 @@ describe('issue 34: a document that would make a cycle is refused naming it', ()
     expect(await listedKeys(org, ['total_revenue', 'total_expense', 'total_profit'])).toEqual([]);
   });
 
-  // The issue: "A cycle is refused naming it", whatever writes the inputs (dbt among them). A registry document's
-  // cycle is named (`inputs form a cycle: c -> a -> b -> c`), but the dbt importer answers
-  // `metrics[0].type_params: metric "total_revenue": its input metrics form a cycle back to it`: the metric, not the
-  // cycle (which metrics, in which order). docs/importers.md only promises "the path in the file and the metric's name".
-  it.fails("the dbt manifest's cycle is named: total_revenue -> total_profit -> total_revenue", () => {
+  // "A cycle is refused naming it", whatever writes the inputs: dbt names the metrics of the cycle too.
+  it("the dbt manifest's cycle is named: total_revenue -> total_profit -> total_revenue", () => {
     expect(sameCycle(cycleIn(dbtCycle), ['total_revenue', 'total_profit']), dbtCycle).toBe(true);
   });
 });
@@ -231,11 +228,8 @@ describe('issue 34: tier policies decide the verdicts their documents say', () =
     expect(tier3).not.toContain('trust policy');
   });
 
-  // The issue: "a verdict's explanation names the rule that decided it". tier_1_stale is stale only because
-  // tier_1's stale_after_days is 7 (tier_3, at 8 days, is `use`), yet its sentence says "the limit is 7 days"
-  // without naming the policy or its tier, unlike failed_validation and no_approved_version, whose sentences
-  // name "trust policy tier_1". An agent cannot tell that the limit is a policy rule rather than the server's.
-  it.fails('the stale explanation under a tier rule names the rule (trust policy tier_1: stale_after_days)', async () => {
+  // "A verdict's explanation names the rule that decided it": a tier's stale_after_days too.
+  it('the stale explanation under a tier rule names the rule (trust policy tier_1: stale_after_days)', async () => {
     const [stale] = await explanationsOf('tier_1_stale');
     expect(stale).toMatch(/tier_1/);
   });
