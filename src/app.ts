@@ -18,6 +18,7 @@ import { createGraphqlServer, wantsGraphiql } from './graphql-server.js';
 import { apiKeyRoutes } from './http/admin-routes.js';
 import { allowListedOrigins, rejectCrossOrigin } from './http/cross-origin.js';
 import { sendHttpError } from './http/error-reply.js';
+import { exportRoutes } from './http/export-routes.js';
 import { firstHeader, sessionCookie } from './http/headers.js';
 import { createMetrics, type Metrics } from './http/metrics.js';
 import { instrumentRequests, requestId } from './http/observability.js';
@@ -288,6 +289,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     pruneMaxRemovals: config.pruneMaxRemovals,
   });
   await app.register(usageRoutes, { access });
+  await app.register(exportRoutes, { access });
   await app.register(openApiRoutes, { access });
   await app.register(graphiqlRoutes, { access });
   await app.register(rootRoute, { access });

@@ -9,6 +9,7 @@ import { parseArgs } from 'node:util';
 import { AdminError } from './admin/admin-error.js';
 import { createApiKey, listApiKeys, revokeApiKey } from './admin/api-keys.js';
 import { createSession, DEFAULT_SESSION_TTL_HOURS, revokeSessions } from './admin/sessions.js';
+import { EXPORT_COMMANDS } from './cli/export-commands.js';
 import { REGISTRY_COMMANDS } from './cli/registry-commands.js';
 import {
   type CliDeps,
@@ -200,6 +201,7 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   ...REGISTRY_COMMANDS,
+  ...EXPORT_COMMANDS,
   ...WEBHOOK_COMMANDS,
 };
 

@@ -111,6 +111,9 @@ export const errors = {
    * A document whose reading went past a limit of its worker thread (src/registry/read-off-thread.ts):
    * 422, the document's syntax was fine but it costs more than a read may spend; `within` names the limit.
    */
+  /** GET /api/registry of an organization with more metrics than one document lists (src/registry/export.ts) */
+  exportTooLarge: (count: number) =>
+    plain(422, `The registry holds ${count} metrics, more than one document lists: export it by source`),
   documentNotRead: (within: string) =>
     plain(422, `The document could not be read within ${within}: send a smaller or simpler document`),
   /** every thread reading documents on this instance was busy for longer than a document may wait */

@@ -122,6 +122,8 @@ const governanceSchema = z.strictObject({
     )
     .optional(),
   relationships: z.array(z.strictObject({ kind: oneOf(RelationshipKind), target: name })).optional(),
+  // An export names a metric's inputs here: an expression need not spell them (a dbt import inlines them).
+  inputs: z.array(name).optional(),
 });
 
 export type MetricGovernance = z.infer<typeof governanceSchema>;
@@ -182,5 +184,6 @@ export function applyGovernance(
       kind,
       target: keyOfName.get(target) ?? target,
     }));
+  if (governance.inputs) merged.inputs = governance.inputs.map((input) => keyOfName.get(input) ?? input);
   return merged;
 }

@@ -8,6 +8,7 @@
 import { DEFAULT_CHANGES_LIMIT, ExpiredCursorError, MAX_CHANGES_LIMIT } from '../changes/feed.js';
 import { badRequest, documentProblems, type ErrorResponse, errors } from '../errors.js';
 import { LifecycleStatus } from '../generated/prisma/enums.js';
+import { EXPORT_PARAMETERS } from '../http/export-routes.js';
 import { APPLY_PARAMETERS, confirmRemovals } from '../http/write-routes.js';
 import {
   MAX_DERIVED_DEPTH,
@@ -20,6 +21,7 @@ import {
   MAX_SOURCE_REFS,
 } from '../importers/limits.js';
 import { USAGE_FLUSH_INTERVAL_MS, USAGE_RETENTION_DAYS, USAGE_WINDOW_DAYS } from '../metric/usage.js';
+import { EXPORT_FORMATS, MAX_EXPORT_SOURCE_LENGTH } from '../registry/export.js';
 import {
   EARLIEST_YEAR,
   LATEST_YEAR,
@@ -477,6 +479,57 @@ function buildPaths() {
       },
     },
     '/api/registry': {
+      get: {
+        operationId: 'exportRegistry',
+        tags: ['Registry'],
+        summary: 'Export the registry',
+        description:
+          "The caller's organization's registry as a registry document (`format=registry`: every field of every " +
+          'metric, versions, approvals by approver email, relationships and inputs by key, and the trust policy ' +
+          'when set) or an Apache Ossie 0.2.0.dev0 document (`format=osi`: one semantic model per project, ' +
+          'governance in each metric’s `METRIC_GOVERNANCE` extension). Applied back (`PUT /api/registry`, with ' +
+          '`format=osi` for OSI), either plans nothing. A registry document is streamed a page of metrics at a ' +
+          `time; an organization of more than ${MAX_DOCUMENT_METRICS} metrics (what one document lists) is 422: ` +
+          'export it by `source` (docs/registry.md).\n\n' +
+          writerDescription('registry:write'),
+        security: writer('registry:write'),
+        parameters: [
+          queryParameter('format', 'What to write: a registry document or an OSI document. Any other value is 400.', {
+            type: 'string',
+            enum: [...EXPORT_FORMATS],
+            default: 'registry',
+          }),
+          queryParameter(
+            'source',
+            'Only the metrics this source created (a metric’s `source`: `registry` for a document, an importer’s ' +
+              `source for an import). 1 to ${MAX_EXPORT_SOURCE_LENGTH} characters.`,
+            { type: 'string', minLength: 1, maxLength: MAX_EXPORT_SOURCE_LENGTH },
+          ),
+        ],
+        responses: {
+          '200': {
+            description: 'The document (not wrapped in `data`): apply it back as it is.',
+            headers: rateLimitHeaders,
+            content: { 'application/json': { schema: { type: 'object', additionalProperties: true } } },
+          },
+          '400': errorResponse(
+            'A bad `format` or `source`, or an unknown query parameter.',
+            rateLimitHeaders,
+            badRequest('format must be one of registry, osi'),
+            errors.unknownQueryParameter('page', [...EXPORT_PARAMETERS]),
+          ),
+          '401': ref('responses', 'WriterUnauthorized'),
+          '403': writerForbidden(''),
+          '422': errorResponse(
+            `More than ${MAX_DOCUMENT_METRICS} metrics to export.`,
+            rateLimitHeaders,
+            errors.exportTooLarge(MAX_DOCUMENT_METRICS + 1),
+          ),
+          '429': ref('responses', 'RateLimited'),
+          '500': ref('responses', 'InternalError'),
+          '503': ref('responses', 'ServiceUnavailable'),
+        },
+      },
       put: {
         operationId: 'applyRegistry',
         tags: ['Registry'],

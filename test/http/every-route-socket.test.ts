@@ -108,6 +108,7 @@ const CALLS: [route: string, call: () => Call | Promise<Call>][] = [
       status: 200,
     }),
   ],
+  ['GET /api/registry', () => ({ path: '/api/registry?format=osi', init: { headers: asToken() }, status: 200 })],
   ['GET /api/v1/metrics', () => ({ path: '/api/v1/metrics', init: { headers: asKey() }, status: 200 })],
   [
     'GET /api/v1/metrics/:id',

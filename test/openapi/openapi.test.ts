@@ -120,6 +120,7 @@ describe('the document', () => {
         'GET /healthz',
         'GET /readyz',
         'POST /api/api-keys',
+        'GET /api/registry',
         'PUT /api/registry',
         'POST /api/validations',
         'GET /api/metrics/{id}/usage',
@@ -174,7 +175,7 @@ describe('the document', () => {
     expect(count).toBeGreaterThan(20);
   });
 
-  it('accepts a service token on the write routes and the usage route only, and a read key on none of them', () => {
+  it('accepts a service token on the write, export and usage routes only, and a read key on none of them', () => {
     const schemesOf = (operation: Record<string, unknown>) =>
       ((operation.security as Record<string, string[]>[] | undefined) ?? []).flatMap((requirement) =>
         Object.keys(requirement),
@@ -187,7 +188,12 @@ describe('the document', () => {
         if (schemes.includes('bearerAuth')) expect(path, `${method} ${path}`).toMatch(/^\/api\/v1\/(metrics|changes)/);
       }
     }
-    expect(withToken.sort()).toEqual(['GET /api/metrics/{id}/usage', 'POST /api/validations', 'PUT /api/registry']);
+    expect(withToken.sort()).toEqual([
+      'GET /api/metrics/{id}/usage',
+      'GET /api/registry',
+      'POST /api/validations',
+      'PUT /api/registry',
+    ]);
     expect(document.paths['/api/registry']?.put?.security).toEqual([
       { serviceToken: ['registry:write'] },
       { sessionCookie: [] },
