@@ -77,6 +77,10 @@ export interface ContextOptions {
   contractFields?: boolean;
 }
 
+/** {@link Context.contractFields} of a caller: any session; a key or token with the contract route's scope. */
+export const readsContractFields = (principal: Principal): boolean =>
+  principal.kind === 'session' || scopeSatisfied(principal.scopes, 'canonical-metric-api:read');
+
 export function createContext(
   { prisma, sql, reads, readerAtLeast }: Pick<Context, 'prisma' | 'sql' | 'reads' | 'readerAtLeast'>,
   principal: Principal,
@@ -84,9 +88,7 @@ export function createContext(
   metrics: Metrics,
   options: ContextOptions = {},
 ): Context {
-  const contractFields =
-    options.contractFields ??
-    (principal.kind === 'session' || scopeSatisfied(principal.scopes, 'canonical-metric-api:read'));
+  const contractFields = options.contractFields ?? readsContractFields(principal);
   return {
     prisma,
     sql,

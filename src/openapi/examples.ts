@@ -25,6 +25,7 @@ export const listExample = {
       updated_at: T,
       concept_name: 'net_revenue',
       template_name: 'count_or_sum',
+      trust: { verdict: 'use', reasons: [], preferred_metric_id: null },
     },
   ],
   pagination: { page: 1, pageSize: 20, total: 1, totalPages: 1 },
