@@ -28,7 +28,7 @@ import { rankedSearch } from '../src/metric/search-rank.js';
 import { isUuid } from '../src/uuid.js';
 import { DASHBOARD_QUERY } from './load.js';
 
-const NO_FILTER = { lifecycle: null, policyTier: null, scope: null, metricType: null };
+const NO_FILTER = { lifecycle: null, policyTier: null, scope: null, metricType: null, trust: null };
 
 type Row = Record<string, unknown>;
 interface Org {

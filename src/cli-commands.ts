@@ -19,6 +19,7 @@ import {
   optionalNumber,
   printTable,
   requiredString,
+  trustPolicy,
   UsageError,
   type Values,
 } from './cli/support.js';
@@ -68,7 +69,7 @@ const COMMANDS: Record<string, Command> = {
     positionals: 1,
     async run({ positionals: [file = ''], prisma, deps }) {
       const fixture = await readJson(file);
-      const summary = await loadFixture(await prisma(), fixture);
+      const summary = await loadFixture(await prisma(), fixture, { trust: trustPolicy(deps) });
       deps.out(`Loaded ${file}:`);
       for (const [key, label] of SUMMARY_LABELS) {
         const reused =

@@ -82,6 +82,10 @@ export interface ContextOptions {
   countReads?: boolean;
 }
 
+/** {@link Context.contractFields} of a caller: any session; a key or token with the contract route's scope. */
+export const readsContractFields = (principal: Principal): boolean =>
+  principal.kind === 'session' || scopeSatisfied(principal.scopes, 'canonical-metric-api:read');
+
 export function createContext(
   {
     prisma,
@@ -95,9 +99,7 @@ export function createContext(
   metrics: Metrics,
   options: ContextOptions = {},
 ): Context {
-  const contractFields =
-    options.contractFields ??
-    (principal.kind === 'session' || scopeSatisfied(principal.scopes, 'canonical-metric-api:read'));
+  const contractFields = options.contractFields ?? readsContractFields(principal);
   return {
     prisma,
     sql,

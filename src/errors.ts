@@ -124,6 +124,8 @@ export const errors = {
   /** a free-text input past its documented bound (src/metric/input.ts); never cut short */
   inputTooLong: (name: string, max: number) => plain(400, `${name} must be at most ${max} characters`),
   tooManyWords: (name: string, max: number) => plain(400, `${name} must be at most ${max} words`),
+  /** a parameter that takes one of a few values (the list's `trust` filter), given another */
+  notOneOf: (name: string, allowed: readonly string[]) => plain(400, `${name} must be one of ${allowed.join(', ')}`),
   /** text input holding what no metric's text can (src/metric/input.ts): control characters, unpaired surrogates */
   invalidCharacters: (name: string) =>
     plain(400, `${name} must not contain control characters (other than tab and line breaks) or unpaired surrogates`),

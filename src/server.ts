@@ -107,7 +107,9 @@ async function demoRegistry(): Promise<{ key: string | null } | null> {
   }
   const fixture = readFixture();
   if ((await database.prisma.organization.count()) === 0) {
-    await loadFixture(database.prisma, demoAsOf(fixture, new Date()));
+    await loadFixture(database.prisma, demoAsOf(fixture, new Date()), {
+      trust: { staleValidationDays: env.TRUST_STALE_VALIDATION_DAYS },
+    });
   }
   const [organization] = fixture.organizations;
   if (!organization || !(await database.prisma.organization.findUnique({ where: { id: organization.id } }))) {

@@ -253,6 +253,7 @@ export function createMcpServer(deps: ToolDeps): McpServer {
                 policyTier: args.policy_tier ?? null,
                 scope: args.scope ?? null,
                 type: null,
+                trust: null,
               },
               search: args.query?.trim() ? args.query : null,
             },

@@ -68,6 +68,38 @@ export async function findMetrics(
   return ids.map((id) => byId.get(id) ?? null);
 }
 
+const byIdsWithParts = new ShapeCache<{ orgId: string; ids: readonly string[] }>();
+
+/**
+ * {@link findMetrics} with the columns of `parts` in the same statement (a kept search page read
+ * again by its ids: src/metric/search-page.ts): each metric with its whole row, in the order of
+ * `ids`; null for an id that is no metric of the organization.
+ */
+export async function findMetricRows(
+  reader: SqlReader,
+  orgId: string,
+  ids: readonly string[],
+  parts: readonly MetricPart<unknown>[],
+  fields: MetricFields = null,
+): Promise<(FoundMetricRow | null)[]> {
+  const selected = selectedFields(fields);
+  const rows = await reader.query(
+    byIdsWithParts.statement(`${fieldsKey(selected)}|${partsKey(parts)}`, { orgId, ids }, (p) => {
+      const metrics = db
+        .selectFrom('metric as m')
+        .select(fieldRefs(selected))
+        .where('m.id', '=', (eb) => eb.fn.any(eb.val(p.ids)))
+        .where('m.orgId', '=', p.orgId);
+      const extra = partsSql(parts);
+      return sql<
+        SelectedMetric & Record<string, unknown>
+      >`SELECT m.* ${extra.columns} FROM (${metrics}) m ${extra.joins}`;
+    }),
+  );
+  const byId = new Map(rows.map((row) => [row.id, row]));
+  return ids.map((id) => foundRow(byId.get(id), selected, parts.length === 0));
+}
+
 /** A metric row with the columns of its parts (src/metric/parts.ts), and the metric of it. */
 export interface FoundMetricRow {
   metric: SelectedMetric;

@@ -7,6 +7,8 @@
  * to what a caller chooses to send.
  */
 import { type ErrorResponse, errors } from '../errors.js';
+import { isTrustVerdict } from './list.js';
+import { TRUST_VERDICTS } from './trust.js';
 
 /**
  * Control characters (Unicode Cc: C0, DEL, C1) other than tab, line feed and
@@ -103,4 +105,15 @@ export function checkFilterValues(values: Record<string, string | null | undefin
     if (longerThan(value, MAX_FILTER_CHARACTERS)) return errors.inputTooLong(name, MAX_FILTER_CHARACTERS);
   }
   return null;
+}
+
+/**
+ * The error for a `trust` filter that is no verdict, else null. Unlike the
+ * other filters (whose unknown values match nothing or are ignored, as the
+ * contract says), a verdict is one of three words: any other value is a
+ * mistake to report, a list of several (`use,do_not_use`) included.
+ */
+export function checkTrustFilter(name: string, value: string | null | undefined): ErrorResponse | null {
+  if (value == null || isTrustVerdict(value)) return null;
+  return errors.notOneOf(name, TRUST_VERDICTS);
 }

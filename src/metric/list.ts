@@ -10,6 +10,7 @@
 import { type RawBuilder, sql } from 'kysely';
 import { type LifecycleStatus, MetricScope } from '../generated/prisma/enums.js';
 import { isLegacyStatus, LEGACY_STATUS_MATCHES, LIFECYCLE_STATUSES } from './lifecycle.js';
+import { TRUST_VERDICTS, type TrustVerdictValue } from './trust.js';
 
 /** The schema's enum, in its order. */
 export const METRIC_SCOPES: readonly MetricScope[] = Object.values(MetricScope);
@@ -21,6 +22,8 @@ export interface MetricFilterInput {
   policyTier?: string | null;
   scope?: string | null;
   type?: string | null;
+  /** the announced trust verdict (one of {@link TRUST_VERDICTS}; the caller refuses any other value first) */
+  trust?: string | null;
 }
 
 export interface EffectiveFilter {
@@ -29,13 +32,20 @@ export interface EffectiveFilter {
   policyTier: string | null;
   scope: MetricScope | null;
   metricType: string | null;
+  /** the verdict announced in metric_trust_state; null: no trust filter */
+  trust: TrustVerdictValue | null;
 }
+
+/** Whether `value` is a verdict the `trust` filter takes. */
+export const isTrustVerdict = (value: string): value is TrustVerdictValue =>
+  (TRUST_VERDICTS as readonly string[]).includes(value);
 
 /**
  * `lifecycleStatus` is passed through (a value that is no lifecycle status
  * matches nothing); legacy `status` applies only without it, through the
  * mapping table (an unknown legacy value is ignored); an invalid `scope` is
- * ignored.
+ * ignored. `trust` keeps the metrics whose announced verdict (metric_trust_state)
+ * it is; a metric with none announced yet matches no verdict.
  */
 export function effectiveFilter(input: MetricFilterInput = {}): EffectiveFilter {
   let lifecycle: LifecycleStatus[] | null = null;
@@ -49,7 +59,10 @@ export function effectiveFilter(input: MetricFilterInput = {}): EffectiveFilter 
     input.scope != null && (METRIC_SCOPES as readonly string[]).includes(input.scope)
       ? (input.scope as MetricScope)
       : null;
-  return { lifecycle, policyTier: input.policyTier ?? null, scope, metricType: input.type ?? null };
+  const trust = input.trust ?? null;
+  // Refused with a 400 before this (checkTrustFilter; GraphQL's enum): reaching here is a caller's bug.
+  if (trust !== null && !isTrustVerdict(trust)) throw new Error(`unknown trust verdict ${JSON.stringify(trust)}`);
+  return { lifecycle, policyTier: input.policyTier ?? null, scope, metricType: input.type ?? null, trust };
 }
 
 /**
@@ -77,6 +90,16 @@ export function filterConditions(filter: EffectiveFilter, values: EffectiveFilte
   if (filter.policyTier !== null) conditions.push(sql`m.policy_tier = ${values.policyTier}`);
   if (filter.scope !== null) conditions.push(sql`m.scope = ${values.scope}::"MetricScope"`);
   if (filter.metricType !== null) conditions.push(sql`m.metric_type = ${values.metricType}`);
+  if (filter.trust !== null) {
+    // The verdict as last announced (src/changes/trust-transitions.ts: every write, and the sweep for what
+    // time moves), not one computed per row: a look-up by the state's primary key per metric of the page
+    // (test/db/trust-filter-plans.test.ts), and a total counted once per metrics_version, which every
+    // announced verdict moves. The verdict is written into the text, as the statuses are (one of three
+    // values, never the client's text), so that a generic plan knows how common it is.
+    conditions.push(
+      sql`EXISTS (SELECT 1 FROM metric_trust_state ts WHERE ts.verdict = ${sql.lit(filter.trust)} AND ts.metric_id = m.id)`,
+    );
+  }
   return conditions;
 }
 
@@ -85,10 +108,11 @@ export function orgFilter(orgId: unknown, filter: EffectiveFilter, values: Effec
   return sql<boolean>`${sql.join([sql`m.org_id = ${orgId}::uuid`, ...filterConditions(filter, values)], sql` AND `)}`;
 }
 
-/** What of the filter changes a statement's text: which filters are present, and the lifecycle statuses. */
+/** What of the filter changes a statement's text: which filters are present, the lifecycle statuses and the verdict. */
 export function filterKey(filter: EffectiveFilter): string {
   const lifecycle = filter.lifecycle === null ? '-' : `l(${filter.lifecycle.join()})`;
-  return `${lifecycle}${filter.policyTier === null ? '-' : 'p'}${filter.scope === null ? '-' : 's'}${filter.metricType === null ? '-' : 't'}`;
+  const trust = filter.trust === null ? '-' : `v(${filter.trust})`;
+  return `${lifecycle}${filter.policyTier === null ? '-' : 'p'}${filter.scope === null ? '-' : 's'}${filter.metricType === null ? '-' : 't'}${trust}`;
 }
 
 /**

@@ -14,6 +14,7 @@ import type { EffectiveFilter } from './list.js';
 import { listMetricPage, listMetricPageWithParts, type MetricPage } from './list-page.js';
 import { disambiguationPart, discussionPart, type MetricPart, notesPart, relationsPart, statsPart } from './parts.js';
 import type { KeptReads } from './read-cache.js';
+import { searchMetricPage } from './search-page.js';
 import { revisionPart } from './state.js';
 import { trustPart } from './trust.js';
 
@@ -179,12 +180,43 @@ export function loadListPageWithParts(
     parts,
     (list) => listMetricPageWithParts(reader, orgId, filter, page, fields, kept, list),
     () => listMetricPage(reader, orgId, filter, page, fields, kept),
-    (read, names) => {
-      read.rows.forEach((metric, i) => {
-        const row = read.partRows[i];
-        if (row) for (const name of names) prime(loaders, name, metric.id, row);
-      });
-      return { rows: read.rows, total: read.total };
-    },
+    (read, names) => primePage(loaders, read, names),
   );
+}
+
+/**
+ * A search page with the parts its selection asks for, in the page's own
+ * statement as for a list page (ranked, or a kept page read by its ids): the
+ * trust verdicts of a page of results cost no statement of their own.
+ */
+export function loadSearchPageWithParts(
+  reader: SqlReader,
+  loaders: MetricLoaders,
+  orgId: string,
+  query: string,
+  filter: EffectiveFilter,
+  page: { skip: number; take: number },
+  { fields, parts }: MetricReadPlan,
+  kept: KeptReads,
+): Promise<MetricPage> {
+  return readWithParts(
+    parts,
+    (list) => searchMetricPage(reader, orgId, query, filter, page, fields, kept, list),
+    () => searchMetricPage(reader, orgId, query, filter, page, fields, kept),
+    (read, names) => primePage(loaders, read, names),
+  );
+}
+
+/** Primes the parts' loaders from a page read with them; the page without its part rows. */
+function primePage(
+  loaders: MetricLoaders,
+  read: MetricPage & { partRows: Record<string, unknown>[] },
+  names: PartName[],
+): MetricPage {
+  read.rows.forEach((metric, i) => {
+    const row = read.partRows[i];
+    if (row) for (const name of names) prime(loaders, name, metric.id, row);
+  });
+  const { partRows: _, ...page } = read;
+  return page;
 }

@@ -2,14 +2,18 @@
 import { sql } from 'kysely';
 import { db, ShapeCache } from '../db/kysely.js';
 import type { SqlReader } from '../db/sql.js';
-import { findMetrics, metricOf } from './by-id.js';
+import { findMetricRows, findMetrics, metricOf, partsKey, partsSql } from './by-id.js';
 import { fieldRefs, fieldsKey, type MetricFields, type SelectedMetric, selectedFields } from './columns.js';
 import type { EffectiveFilter } from './list.js';
 import { keptKey, type MetricPage, type SearchHints } from './list-page.js';
+import type { MetricPart } from './parts.js';
 import type { KeptReads } from './read-cache.js';
 import { type RankedRow, rankedSearch, type SearchArgs } from './search-rank.js';
 
 const shapes = new ShapeCache<SearchArgs>();
+
+/** A search page; with parts, `partRows[i]` holds the parts of `rows[i]` (empty without). */
+export type SearchPage = MetricPage & { partRows: Record<string, unknown>[] };
 
 /**
  * Search: the ranking of src/metric/search-rank.ts (tiers, canonical first),
@@ -26,18 +30,25 @@ async function rankSearchPage(
   filter: EffectiveFilter,
   page: { skip: number; take: number },
   fields: MetricFields,
-): Promise<MetricPage & { hints: SearchHints }> {
+  parts: readonly MetricPart<unknown>[],
+): Promise<SearchPage & { hints: SearchHints }> {
   const search = rankedSearch(orgId, text, filter, page);
   const selected = selectedFields(fields);
-  const rows: (SelectedMetric & { total: number; corrected: string[] | null })[] = await reader.query(
-    shapes.statement(`page|${search.shape}|${fieldsKey(selected)}`, search.args, (p) =>
-      db
+  type Row = SelectedMetric & { total: number; corrected: string[] | null } & Record<string, unknown>;
+  const rows: Row[] = await reader.query(
+    shapes.statement(`page|${search.shape}|${fieldsKey(selected)}|${partsKey(parts)}`, search.args, (p) => {
+      const hits = db
         .selectFrom(sql<RankedRow>`(${search.build(p).page})`.as('hit'))
         .innerJoin('metric as m', 'm.id', 'hit.id')
         .select(fieldRefs(selected))
-        .select(['hit.total', 'hit.corrected'])
-        .orderBy('hit.rank'),
-    ),
+        .select(['hit.total', 'hit.corrected']);
+      if (!parts.length) return hits.orderBy('hit.rank');
+      // Parts are joined to the page's rows once it is ranked and cut, as on a list page.
+      const extra = partsSql(parts);
+      return sql<Row>`
+        SELECT m.* ${extra.columns} FROM (${hits.select('hit.rank as hitRank')}) m ${extra.joins}
+        ORDER BY m."hitRank"`;
+    }),
   );
   // A page past the end counts the matches (and reads what they were corrected by) on its own.
   const tally =
@@ -54,7 +65,12 @@ async function rankSearchPage(
     corrected: correctionsOf(tally.corrected),
     didYouMean: tally.total === 0 ? await suggestionsFor(reader, orgId, text) : [],
   };
-  return { rows: rows.map((row) => metricOf(row, selected)), total: tally.total, hints };
+  return {
+    rows: rows.map((row) => metricOf(row, selected)),
+    total: tally.total,
+    hints,
+    partRows: parts.length ? rows : [],
+  };
 }
 
 /** `[from, to, from, to, ...]` as pairs. */
@@ -109,7 +125,8 @@ async function suggestionsFor(reader: SqlReader, orgId: string, text: string): P
  * metrics (the search documents and words are written with them, so every
  * change bumps the version), so a page is ranked once per version and read
  * again by the ids of its metrics. The query is kept as searched (normalized:
- * {@link normalizedSearch}); the page's metrics are read fresh, with the fields asked.
+ * {@link normalizedSearch}); the page's metrics are read fresh, with the fields asked
+ * and the columns of `parts` in the same statement (`partRows`, for their loaders).
  */
 export async function searchMetricPage(
   reader: SqlReader,
@@ -119,17 +136,28 @@ export async function searchMetricPage(
   page: { skip: number; take: number },
   fields: MetricFields = null,
   kept?: KeptReads,
-): Promise<MetricPage> {
+  parts: readonly MetricPart<unknown>[] = [],
+): Promise<SearchPage> {
   const text = normalizedSearch(query);
-  if (!kept) return rankSearchPage(reader, orgId, text, filter, page, fields);
+  if (!kept) return rankSearchPage(reader, orgId, text, filter, page, fields, parts);
   const key = keptKey(orgId, kept, [text, filter, page.skip, page.take]);
   const hits = kept.cache.searches.get(key);
   if (hits) {
-    const rows = hits.ids.length ? await findMetrics(reader, orgId, hits.ids, fields) : [];
     // A metric deleted since the version was read is gone from the page; the next request ranks again.
-    return { rows: rows.filter((row) => row !== null), total: hits.total, hints: hits.hints };
+    if (!hits.ids.length) return { rows: [], total: hits.total, hints: hits.hints, partRows: [] };
+    if (!parts.length) {
+      const rows = (await findMetrics(reader, orgId, hits.ids, fields)).filter((row) => row !== null);
+      return { rows, total: hits.total, hints: hits.hints, partRows: [] };
+    }
+    const found = (await findMetricRows(reader, orgId, hits.ids, parts, fields)).filter((row) => row !== null);
+    return {
+      rows: found.map((row) => row.metric),
+      total: hits.total,
+      hints: hits.hints,
+      partRows: found.map((row) => row.row),
+    };
   }
-  const result = await rankSearchPage(reader, orgId, text, filter, page, fields);
+  const result = await rankSearchPage(reader, orgId, text, filter, page, fields, parts);
   kept.cache.searches.set(key, { ids: result.rows.map((row) => row.id), total: result.total, hints: result.hints });
   return result;
 }

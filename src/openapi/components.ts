@@ -11,6 +11,7 @@ import { createKeyBody } from '../http/admin-routes.js';
 import { MAX_FILTER_CHARACTERS, MAX_SEARCH_CHARACTERS, MAX_SEARCH_WORDS } from '../metric/input.js';
 import { LEGACY_STATUSES, LIFECYCLE_STATUSES } from '../metric/lifecycle.js';
 import { METRIC_SCOPES } from '../metric/list.js';
+import { TRUST_VERDICTS } from '../metric/trust.js';
 import { CACHE_CONTROL, VARY } from '../rest/etag.js';
 import { requestSchemas } from './requests.js';
 import { DEGRADED_REASONS, responseSchemas } from './schemas.js';
@@ -213,12 +214,14 @@ export const responses = {
   InputTooLong: errorResponse(
     `A parameter is past its bound: \`q\` over ${MAX_SEARCH_CHARACTERS} characters (trimmed) or ${MAX_SEARCH_WORDS} words, ` +
       `a filter value over ${MAX_FILTER_CHARACTERS} characters; or a text parameter holds a control character (other ` +
-      'than tab and line breaks). Refused, never cut short; the message names the parameter.',
+      'than tab and line breaks); or `trust` is not one verdict. Refused, never cut short; the message names the ' +
+      'parameter.',
     rateLimitHeaders,
     errors.invalidCharacters('q'),
     errors.inputTooLong('q', MAX_SEARCH_CHARACTERS),
     errors.tooManyWords('q', MAX_SEARCH_WORDS),
     errors.inputTooLong('policy_tier', MAX_FILTER_CHARACTERS),
+    errors.notOneOf('trust', TRUST_VERDICTS),
   ),
   MetricNotFound: errorResponse(
     'No such metric in the key’s organization (other organizations’ metrics look the same).',
@@ -353,6 +356,19 @@ export const listParameters = [
     type: 'string',
     maxLength: MAX_FILTER_CHARACTERS,
   }),
+  queryParameter(
+    'trust',
+    'Trust verdict filter: the metrics whose verdict, as last evaluated, is this one. One verdict; any other value ' +
+      '(several separated by commas included) is 400. The verdict is evaluated by every write that can move it (an ' +
+      'apply, validation evidence), in its transaction, and by the trust sweep every `TRUST_SWEEP_INTERVAL_S` ' +
+      'seconds (60 by default) for what time alone moves (validation evidence going stale, docs/trust.md): a verdict ' +
+      'that time alone moved shows in this filter after the next sweep, and until then an item may carry (in its ' +
+      '`trust`, computed at the request) a verdict other than the one filtered on. A metric written outside the ' +
+      'service (plain SQL) matches no verdict until the next sweep has evaluated it. Needs a key that may read the ' +
+      'contract (`canonical-metric-api:read` or `metrics:read`): 403 for a key of `definition:read` alone.' +
+      known(TRUST_VERDICTS),
+    { type: 'string', maxLength: MAX_FILTER_CHARACTERS },
+  ),
   ref('parameters', 'serviceEnv'),
   ref('parameters', 'ifNoneMatch'),
 ];

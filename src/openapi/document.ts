@@ -272,7 +272,14 @@ function buildPaths() {
         operationId: 'listMetrics',
         tags: ['Metrics'],
         summary: 'List or search metrics',
-        description: 'Scope `metrics:read` (or an Agent Contract key). Plain listing is by name, then id.',
+        description:
+          'Scope `metrics:read` (or an Agent Contract key). Plain listing is by name, then id. Each item carries ' +
+          '`trust`, the verdict as the contract computes it at the request, for a key that may read the contract ' +
+          '(`canonical-metric-api:read` or `metrics:read`); `trust=` filters on the verdict as last evaluated (see ' +
+          'the parameter). A page with `trust` costs no statement more than one without: the verdicts are read in ' +
+          "the page's own statement. The ETag follows the organization's `metrics_version`, which every evaluated " +
+          'verdict that changed moves: a verdict that time alone moved changes the tag with the next trust sweep, ' +
+          'when it shows in the filter too.',
         security: bearer,
         parameters: listParameters,
         responses: {

@@ -25,6 +25,10 @@ export const listExample = {
       updated_at: T,
       concept_name: 'net_revenue',
       template_name: 'count_or_sum',
+      // The contract's verdict object, whatever fields it has (contractData is declared below).
+      get trust() {
+        return contractData.trust;
+      },
     },
   ],
   pagination: { page: 1, pageSize: 20, total: 1, totalPages: 1 },

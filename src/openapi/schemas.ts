@@ -71,6 +71,14 @@ export const MetricListItem = z.object({
   updated_at: timestamp(),
   concept_name: z.string(),
   template_name: z.string(),
+  // A getter: Trust is declared further down, with the contract.
+  get trust() {
+    return Trust.optional().describe(
+      'The verdict as the contract computes it, at the time of the request (docs/trust.md). Present for a key that ' +
+        'may read the contract (`canonical-metric-api:read` or `metrics:read`); absent for a key of ' +
+        '`definition:read` alone.',
+    );
+  },
 });
 
 const SearchCorrection = z.object({

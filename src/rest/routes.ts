@@ -7,12 +7,12 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RequestedScope } from '../auth/scopes.js';
-import { createContext, type Principal, type ServiceConfig } from '../context.js';
+import { createContext, type Principal, readsContractFields, type ServiceConfig } from '../context.js';
 import { errors, HttpError } from '../errors.js';
 import { failedRead } from '../http/error-reply.js';
 import { type AccessDeps, admitApiKey, admitApiKeyWithRead, readerOf, readsOf } from '../http/request-auth.js';
 import { type FoundMetricRow, metricRowWithKey } from '../metric/by-id.js';
-import { checkFilterValues, checkSearchText } from '../metric/input.js';
+import { checkFilterValues, checkSearchText, checkTrustFilter } from '../metric/input.js';
 import { effectiveFilter, pageParameter } from '../metric/list.js';
 import { METRIC_PARTS, type MetricReadPlan, primeMetricRead } from '../metric/loaders.js';
 import { readMetricsVersion } from '../metric/metrics-version.js';
@@ -26,6 +26,7 @@ import { isUuid } from '../uuid.js';
 import { contractEnvelope, detailEnvelope, listEnvelope, type SummaryHeaders } from './envelopes.js';
 import { entityTag, noneMatchFails, releaseId, sendNotModified, setValidators } from './etag.js';
 import { ListMetricsDocument, MetricContractDocument, MetricDetailDocument, runOperation } from './execute.js';
+import type { TrustVerdict } from './operations.generated.js';
 import { param, type Query } from './query.js';
 
 /**
@@ -89,20 +90,15 @@ export async function restRoutes(app: FastifyInstance, deps: RestDeps) {
     let principal = await admitApiKey(access, request, reply, 'metrics:read');
     const query = request.query as Query;
     const search = param(query, 'q');
-    const variables = {
-      page: pageParameter(param(query, 'page'), 1, MAX_PAGE),
-      pageSize: pageParameter(param(query, 'pageSize'), DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE),
-      filter: {
-        lifecycleStatus: param(query, 'lifecycle_status') ?? null,
-        status: param(query, 'status') ?? null,
-        policyTier: param(query, 'policy_tier') ?? null,
-        scope: param(query, 'scope') ?? null,
-        type: param(query, 'type') ?? null,
-      },
-      search: search?.trim() ? search : null,
+    const filter = {
+      lifecycleStatus: param(query, 'lifecycle_status') ?? null,
+      status: param(query, 'status') ?? null,
+      policyTier: param(query, 'policy_tier') ?? null,
+      scope: param(query, 'scope') ?? null,
+      type: param(query, 'type') ?? null,
+      trust: param(query, 'trust') ?? null,
     };
     // Bounded input (src/metric/input.ts), named as the client sent it: 400, never cut short.
-    const { filter } = variables;
     const invalid =
       checkSearchText('q', search) ??
       checkFilterValues({
@@ -111,8 +107,22 @@ export async function restRoutes(app: FastifyInstance, deps: RestDeps) {
         policy_tier: filter.policyTier,
         scope: filter.scope,
         type: filter.type,
-      });
+        trust: filter.trust,
+      }) ??
+      checkTrustFilter('trust', filter.trust);
     if (invalid) throw new HttpError(invalid);
+    // Items carry the verdict for a key that may read the contract's (a key of `definition:read` alone reads
+    // neither); filtering by verdict would tell such a key the verdicts it may not read.
+    const withTrust = readsContractFields(principal);
+    if (filter.trust !== null && !withTrust) throw new HttpError(errors.insufficientScope);
+    const variables = {
+      page: pageParameter(param(query, 'page'), 1, MAX_PAGE),
+      pageSize: pageParameter(param(query, 'pageSize'), DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE),
+      // checkTrustFilter let only a verdict through
+      filter: { ...filter, trust: filter.trust as TrustVerdict | null },
+      search: search?.trim() ? search : null,
+      withTrust,
+    };
     // A page is made of the organization's metrics only: metrics_version (read with the key) covers them.
     const tagOf = ({ org }: Principal) =>
       entityTag([
@@ -123,6 +133,7 @@ export async function restRoutes(app: FastifyInstance, deps: RestDeps) {
         variables.pageSize,
         effectiveFilter(variables.filter),
         variables.search,
+        variables.withTrust,
       ]);
     let tag = tagOf(principal);
     if (noneMatchFails(request, tag)) return sendNotModified(reply, tag);

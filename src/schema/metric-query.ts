@@ -15,13 +15,19 @@ import {
 } from '../metric/input.js';
 import { effectiveFilter, type MetricFilterInput } from '../metric/list.js';
 import type { MetricPage } from '../metric/list-page.js';
-import { loadListPageWithParts, loadMetricWithParts, type PartName } from '../metric/loaders.js';
-import { searchMetricPage } from '../metric/search-page.js';
+import {
+  loadListPageWithParts,
+  loadMetricWithParts,
+  loadSearchPageWithParts,
+  type PartName,
+} from '../metric/loaders.js';
 import { countFound } from '../metric/usage.js';
 import { isUuid } from '../uuid.js';
+import { CONTRACT_SCOPE_NOTE, requireContractScope } from './contract-scope.js';
 import { MetricRef } from './metric.js';
 import { planMetricRead } from './metric-selection.js';
 import { SearchHintsRef } from './search-hints.js';
+import { TrustVerdictEnum } from './trust.js';
 
 export const MAX_PAGE_SIZE = 100;
 export const DEFAULT_PAGE_SIZE = 20;
@@ -40,6 +46,14 @@ const MetricFilter = builder.inputType('MetricFilter', {
       description: 'enterprise_canonical, domain_canonical or exploratory; other values are ignored.',
     }),
     type: t.string({ description: 'Metric type, for example base or derived.' }),
+    trust: t.field({
+      type: TrustVerdictEnum,
+      description:
+        'The trust verdict as last announced: every write that moves a verdict announces it in its transaction, ' +
+        'and the trust sweep (every TRUST_SWEEP_INTERVAL_S, 60 s) those that time alone moves (stale validation ' +
+        'evidence), so such a metric matches its new verdict from the next sweep. `Metric.trust` is computed ' +
+        `when read. ${CONTRACT_SCOPE_NOTE}`,
+    }),
   }),
 });
 
@@ -47,7 +61,13 @@ const MetricFilter = builder.inputType('MetricFilter', {
  * Bounded input, the rule REST applies too (src/metric/input.ts): past a bound the field is an
  * error naming the argument, never a truncated read.
  */
-function checkListArgs(search: string | null | undefined, filter: MetricFilterInput | null | undefined): void {
+function checkListArgs(
+  ctx: Context,
+  search: string | null | undefined,
+  filter: MetricFilterInput | null | undefined,
+): void {
+  // Filtering by verdict would tell a caller the verdicts it may not read.
+  if (filter?.trust != null) requireContractScope(ctx);
   const invalid =
     checkSearchText('search', search) ??
     checkFilterValues(
@@ -67,7 +87,7 @@ interface PageSource {
   search: string | null;
   /** the metric fields `items` selects (null: all) */
   fields: MetricFields;
-  /** the parts `items` selects: read with a list page (not with search pages, which are kept as ids) */
+  /** the parts `items` selects: read in the page's statement (a list page, or a search page ranked or kept) */
   parts: ReadonlySet<PartName>;
   /** read once, for items and pagination */
   rows?: Promise<MetricPage>;
@@ -80,7 +100,7 @@ function pageOf(source: PageSource, ctx: Context): Promise<MetricPage> {
     source.rows =
       source.search === null
         ? loadListPageWithParts(ctx.sql, ctx.loaders, source.orgId, source.filter, page, source, kept)
-        : searchMetricPage(ctx.sql, source.orgId, source.search, source.filter, page, source.fields, kept);
+        : loadSearchPageWithParts(ctx.sql, ctx.loaders, source.orgId, source.search, source.filter, page, source, kept);
   }
   return source.rows;
 }
@@ -167,7 +187,7 @@ builder.queryFields((t) => ({
       search: t.arg.string(),
     },
     resolve: (_root, args, ctx, info) => {
-      checkListArgs(args.search, args.filter as MetricFilterInput | null);
+      checkListArgs(ctx, args.search, args.filter as MetricFilterInput | null);
       return {
         orgId: ctx.principal.org.id,
         page: Math.max(1, args.page ?? 1),
@@ -183,7 +203,7 @@ builder.queryFields((t) => ({
     description: 'Metrics by name as a Relay connection, for dashboards that scroll deep.',
     args: { filter: t.arg({ type: MetricFilter }) },
     resolve: (_root, args, ctx, info) => {
-      checkListArgs(null, args.filter as MetricFilterInput | null);
+      checkListArgs(ctx, null, args.filter as MetricFilterInput | null);
       const filter = effectiveFilter((args.filter ?? {}) as MetricFilterInput);
       const { fields } = planMetricRead(info, ['edges', 'node']);
       return resolveCursorConnection<Promise<SelectedMetric[]>>(

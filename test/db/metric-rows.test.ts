@@ -35,6 +35,8 @@ function modelWhere(orgId: string, filter: EffectiveFilter): Prisma.MetricWhereI
     ...(filter.policyTier !== null ? { policyTier: filter.policyTier } : {}),
     ...(filter.scope !== null ? { scope: filter.scope } : {}),
     ...(filter.metricType !== null ? { metricType: filter.metricType } : {}),
+    // The verdict as announced (the fixture load announces every metric's).
+    ...(filter.trust !== null ? { trustState: { verdict: filter.trust } } : {}),
   };
 }
 
@@ -52,6 +54,10 @@ const FILTERS = [
   { type: 'derived' },
   { lifecycleStatus: 'not-a-status' },
   { status: 'approved', policyTier: 'tier_1', scope: 'enterprise_canonical', type: 'base' },
+  { trust: 'use' },
+  { trust: 'use_with_caution' },
+  { trust: 'do_not_use' },
+  { trust: 'use_with_caution', status: 'review', policyTier: 'tier_1' },
 ];
 
 const relationsQuery = {
@@ -173,7 +179,13 @@ describe('metric rows from SQL', () => {
           const { rows, total } = await searchMetricPage(db.sql, orgId, query, filter, { skip: 0, take: 100 });
           expect(rows.length).toBe(total);
           for (const row of rows) expect(matching.has(row.id), `${query} ${JSON.stringify(input)}`).toBe(true);
-          if (filter.lifecycle === null && filter.policyTier === null && filter.scope === null && !filter.metricType) {
+          if (
+            filter.lifecycle === null &&
+            filter.policyTier === null &&
+            filter.scope === null &&
+            !filter.metricType &&
+            filter.trust === null
+          ) {
             continue;
           }
           // Unfiltered, the same query finds these and possibly more.

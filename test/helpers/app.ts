@@ -97,7 +97,7 @@ export async function buildTestInstance(database: Database, options: TestAppOpti
     config: {
       publicAppUrl: options.publicAppUrl ?? TEST_PUBLIC_APP_URL,
       summaries: { ...TEST_SUMMARIES, ...options.summaries },
-      trust: { staleValidationDays: options.staleValidationDays ?? 30 },
+      trust: trustPolicyOf(options),
       serverTiming: options.serverTiming ?? false,
       graphqlErrorDetails: options.graphqlErrorDetails ?? false,
       trustProxy: options.trustProxy ?? false,
@@ -118,11 +118,14 @@ export async function buildTestInstance(database: Database, options: TestAppOpti
   return app;
 }
 
+const trustPolicyOf = (options: TestAppOptions) => ({ staleValidationDays: options.staleValidationDays ?? 30 });
+
 export const silentLogger = { warn: () => {}, info: () => {} };
 
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const database = await createTestDatabase({ poolSize: options.poolSize });
-  if (options.fixture) await loadFixture(database.prisma, options.fixture);
+  // The verdicts announced at load with the app's thresholds, as the app's own writes and sweep would.
+  if (options.fixture) await loadFixture(database.prisma, options.fixture, { trust: trustPolicyOf(options) });
   const app = await buildTestInstance(database, options);
   return {
     app,

@@ -146,6 +146,7 @@ describe('the document', () => {
       'policy_tier',
       'scope',
       'type',
+      'trust',
       'X-Service-Env',
       'If-None-Match',
     ]);

@@ -130,12 +130,14 @@ describe('envelope and items', () => {
     expect(body.meta).toEqual({ apiVersion: 'v1' });
   });
 
-  it('each item has exactly the 14 fields of section 2.2 with the fixture values', async () => {
+  it('each item has exactly the 14 fields of section 2.2 with the fixture values, and its trust verdict', async () => {
     const body = await list('?pageSize=100');
     const byId = new Map(all.map((metric) => [metric.id, metric]));
     for (const item of body.data) {
       const metric = byId.get(item.id);
       if (!metric) throw new Error(`unexpected metric ${item.id}`);
+      // The verdict the contract serves for the metric (test/rest/list-trust.test.ts tests the verdicts themselves).
+      const contract = expectOk(await t.get(`/api/v1/metrics/${metric.id}/contract`, key.secret));
       expect(item).toStrictEqual({
         id: metric.id,
         name: metric.name,
@@ -151,6 +153,7 @@ describe('envelope and items', () => {
         updated_at: utc(metric.updated_at),
         concept_name: metric.concept_name,
         template_name: metric.template_name,
+        trust: contract.data.trust,
       });
     }
   });
