@@ -1,19 +1,19 @@
 /**
  * The ranking of a search, as SQL over `metric_search` (the narrow copy of
- * the metrics that prisma/migrations/20261123000000_search_documents and
- * 20261125000000_search_tiers keep): which metrics a query finds and in what
- * order. src/metric/search-page.ts takes a page of it; the bench's floor sends the
- * same statement.
+ * the metrics that prisma/migrations/20261123000000_search_documents,
+ * 20261125000000_search_tiers and 20261203000100_search_name_fit keep): which
+ * metrics a query finds and in what order. src/metric/search-page.ts takes a
+ * page of it; the bench's floor sends the same statement.
  *
  * Tiers, best first:
  *
  * 0. the query (its letters and digits) is the metric's name, key or an
  *    alias, or else one of its acronyms;
  * 1. its name words (name, key parts, aliases, acronyms) hold every word of
- *    the query, in any order, the names that start with the query first;
- *    then, for a query that is words only, the names whose words begin with
- *    the query's words of three characters or more ("handl tim": Average
- *    Handle Time), through a correction or not;
+ *    the query, in any order, the names that fit the query best first (see
+ *    below); then, for a query that is words only, the names whose words
+ *    begin with the query's words of three characters or more ("handl tim":
+ *    Average Handle Time), through a correction or not;
  * 2. they do once the query's unknown words are corrected;
  * 3. its text (name words, concept, tags, description) holds every word;
  * 4. it does once corrected;
@@ -28,19 +28,36 @@
  *
  * Within a tier: canonical first (released and approved, then validated and
  * candidate, then draft, then deprecated), then the exact forms before the
- * acronyms (tier 0) and the name prefixes (tier 1), then a full-text rank
- * normalized by the document's length (`ts_rank` flag 1), so that a word
- * repeated in a long description does not win, then name and id. A metric
- * whose parent (the metric that supersedes it, else the one it is a variant
- * of) is in the same tier comes right after it.
+ * acronyms (tier 0); in tier 1, the names that fit the query best (for a
+ * query that is words only):
+ *
+ * - a name that holds the query's words as a phrase, in the query's order
+ *   ("order value": Average Order Value before Value per Order), before one
+ *   that holds them apart;
+ * - then the higher share of the name's words that are the query's, the
+ *   full-text parser's stop words ("to", "of", "by", ...) left out and the
+ *   others ("per" included) counted ("time handle": Handle Time, 2 of 2,
+ *   before Handle Time to Resolution, 2 of 3);
+ * - then the names that start with the query before the others, then the
+ *   names whose words only begin with the query's words.
+ *
+ * The fit comes before the name prefix: "putaway time" finds Average Putaway
+ * Time (2 of 3) before Putaway Time per Pallet Location (2 of 5), though the
+ * second starts with the query. It is measured on the name alone
+ * (`name_vector`, not the key or aliases), and in tier 1 only. Then, in every
+ * tier, a full-text rank normalized by the document's length (`ts_rank`
+ * flag 1), so that a word repeated in a long description does not win, then
+ * name and id. A metric whose parent (the metric that supersedes it, else
+ * the one it is a variant of) is in the same tier comes right after it.
  *
  * The page's rows also say which words were corrected (`corrected`, from
  * `search_query`) when some match came through a correction, so that the
  * response can say so.
  *
  * A query in websearch syntax (a quoted phrase, `or`, a `-` before a word)
- * is taken as written: tiers 0, 1 and 3 only. Everything a tier needs of a
- * metric is in its search row (forms, acronyms, canonical order, parent);
+ * is taken as written: tiers 0, 1 and 3 only, and no fit nor name prefix in
+ * tier 1. Everything a tier needs of a metric is in its search row (forms,
+ * acronyms, canonical order, parent, the name's words: `name_vector`);
  * the query side of corrections and partial coverage is one call of
  * `search_query`, whose statements are planned once per connection, and only
  * for a query that is not taken as written.
@@ -113,6 +130,8 @@ export type SearchArgs = EffectiveFilter & {
   compact: string;
   /** a LIKE pattern: the names that start with the query */
   namePrefix: string;
+  /** its words, separated by spaces: what a name's fit is measured against (tier 1) */
+  phrase: string;
   words: string[];
   significant: string[];
   take: number;
@@ -152,6 +171,7 @@ export function rankedSearch(
     fullText: fullTextQuery(text),
     compact: words.join(''),
     namePrefix: `${escapeLike(text)}%`,
+    phrase: words.join(' '),
     words,
     significant,
     take: page.take,
@@ -173,27 +193,52 @@ function rankingSql(
   // The query side, computed once per search (in a generic plan, an expression of the parameters would
   // be computed again on every row): the query, the query restricted to name words (every lexeme
   // weighted A), and for a query that is words only, the same with every lexeme of three characters or
-  // more a prefix (`'tim':*A`): the names whose words begin with the query's words.
+  // more a prefix (`'tim':*A`): the names whose words begin with the query's words; and for the fit of
+  // a name, the query's words as a phrase (`'order' <-> 'valu'`), all of them (`'order' & 'valu'`), as
+  // lexemes, and how many lexemes.
   const prefixName = structured
     ? sql``
-    : sql`, regexp_replace(n.name_tsq::text, '''([^'']{3,})'':A', '''\\1'':*A', 'g')::tsquery AS prefix_name`;
+    : sql`, regexp_replace(n.name_tsq::text, '''([^'']{3,})'':A', '''\\1'':*A', 'g')::tsquery AS prefix_name,
+      phraseto_tsquery('english', ${p.phrase}) AS phrase, plainto_tsquery('english', ${p.phrase}) AS every_word,
+      x.lexemes, cardinality(x.lexemes)::float8 AS lexeme_count`;
+  const lexemes = structured
+    ? sql``
+    : sql`, (SELECT tsvector_to_array(to_tsvector('english', ${p.phrase})) AS lexemes) x`;
   const tsq = sql`
     SELECT n.* ${prefixName} FROM (
       SELECT t.tsq, regexp_replace(t.tsq::text, '''((?:[^'']|'''')*)''', '''\\1'':A', 'g')::tsquery AS name_tsq
-      FROM (SELECT websearch_to_tsquery('english', ${p.fullText}) AS tsq) t) n`;
-  // A name prefix, for a query that is words only (a query in websearch syntax is no name's prefix).
-  const prefix = structured ? sql`11` : sql`CASE WHEN m.name_lower LIKE ${p.namePrefix} THEN 10 ELSE 11 END`;
+      FROM (SELECT websearch_to_tsquery('english', ${p.fullText}) AS tsq) t) n ${lexemes}`;
+  // How well a name that holds every word of the query fits it (tier 1), for a query that is words
+  // only. Its place is 11 less a quarter of its fit, so that within tier 1 and a canonical rank the
+  // names that fit best come first. The fit:
+  // - 2 when the name alone (`name_vector`) holds the query's words as a phrase in the query's order
+  //   ("order value": Average Order Value, not Value per Order),
+  // - plus the share of the name's words that are the query's, the parser's stop words left out
+  //   ("time handle": Handle Time, 2 of 2, before Handle Time to Resolution, 2 of 3).
+  // Then the names that start with the query before the others: a millionth less, below any
+  // difference of two shares of names of 256 characters or fewer. When the name holds every word of
+  // the query (the usual case: one or two `@@` on a short tsvector) the share is their number over
+  // the name's, else it is counted word by word (`ts_delete`: a query word held by the key or an
+  // alias only). The constants are float8: numeric arithmetic on every row costs more. A query in
+  // websearch syntax is taken as written: 11, no fit and no prefix.
+  const nameFit = structured
+    ? sql`11`
+    : sql`11::float8 - (CASE WHEN m.name_vector @@ q.phrase THEN 2 + q.lexeme_count / greatest(length(m.name_vector), 1)
+        WHEN m.name_vector @@ q.every_word THEN q.lexeme_count / greatest(length(m.name_vector), 1)
+        ELSE (length(m.name_vector) - length(ts_delete(m.name_vector, q.lexemes)))::float8
+          / greatest(length(m.name_vector), 1) END) / 4
+      - CASE WHEN m.name_lower LIKE ${p.namePrefix} THEN 0.000001::float8 ELSE 0 END`;
   // The names whose words begin with the query's words rank with the names that hold them (tier 1),
   // after them within a canonical rank: above the metrics that hold the words in their text only.
   const byPrefix = structured ? sql`` : sql`WHEN m.search_vector @@ q.prefix_name THEN 15`;
-  // The place in the ranking: its tens are the tier, its units a distinction within it. A metric
-  // whose name, key, alias or acronym the query is holds every word of the query among its name words.
-  // `fixed`: the match came through a correction.
+  // The place in the ranking: its tens are the tier, the rest a distinction within it (a fraction in
+  // tier 1, see `nameFit`). A metric whose name, key, alias or acronym the query is holds every word
+  // of the query among its name words. `fixed`: the match came through a correction.
   const asWritten = sql`
     SELECT m.id, m.name, m.parent_id, m.is_parent, m.canon, 0::float8 AS cover,
-      CASE WHEN m.search_vector @@ q.name_tsq THEN (
-          CASE WHEN ${p.compact} = ANY(m.forms) THEN 0 WHEN ${p.compact} = ANY(m.acronyms) THEN 1 ELSE ${prefix} END)
-        ${byPrefix} ELSE 30 END AS place,
+      (CASE WHEN m.search_vector @@ q.name_tsq THEN (
+          CASE WHEN ${p.compact} = ANY(m.forms) THEN 0 WHEN ${p.compact} = ANY(m.acronyms) THEN 1 ELSE ${nameFit} END)
+        ${byPrefix} ELSE 30 END)::float8 AS place,
       ts_rank(m.search_vector, q.tsq) / m.rank_norm AS score, false AS fixed
     FROM q JOIN metric_search m ON m.search_vector @@ q.tsq WHERE ${org}`;
   if (asWrittenOnly) {
@@ -273,7 +318,7 @@ function inFamilies(
     );
   const ranked = sql<RankedRow>`
     WITH ${ctes},
-    every AS MATERIALIZED (SELECT h.*, h.place / 10 AS tier FROM (${matches}) h),
+    every AS MATERIALIZED (SELECT h.*, floor(h.place / 10)::int AS tier FROM (${matches}) h),
     attached AS MATERIALIZED (
       SELECT c.* FROM every c JOIN every p ON p.id = c.parent_id AND p.tier = c.tier
       WHERE c.parent_id IS NOT NULL AND p.is_parent AND p.parent_id IS DISTINCT FROM c.id),

@@ -3,6 +3,16 @@
  * 2 the metric meant, 1 an acceptable related one (a regional or legacy
  * version of it, a close sibling); anything not listed is 0. Keys name the
  * metrics. Written before the ranking was tuned, and not changed to suit it.
+ *
+ * The last two kinds came later, with metrics of their own (the warehouse,
+ * support and people metrics at the end of build-registry.ts), for names
+ * that share the query's words. Phrase order: the metric meant holds the
+ * query's words together, in the query's order, and another name holds them
+ * apart, with as few other words or fewer ("dock time": Average Dock Time,
+ * not Time to Dock). Coverage: several names hold every word of the query,
+ * and the metric meant is the one with the fewest other words ("time dwell":
+ * Dwell Time before Dwell Time at Cross-Dock), whether or not the others
+ * start with the query.
  */
 export type Kind =
   | 'exact name'
@@ -15,7 +25,9 @@ export type Kind =
   | 'typo'
   | 'two-word partial'
   | 'abbreviation'
-  | 'question';
+  | 'question'
+  | 'phrase order'
+  | 'coverage';
 
 export interface Judged {
   q: string;
@@ -168,4 +180,40 @@ export const QUERIES: Judged[] = [
   { q: 'revenue kept from existing customers including expansion', kind: 'question', grades: NRR },
   { q: 'months to recover acquisition cost', kind: 'question', grades: { cac_payback_period: 2 } },
   { q: 'items customers send back', kind: 'question', grades: { product_return_rate: 2 } },
+
+  { q: 'dock time', kind: 'phrase order', grades: { avg_dock_time_minutes: 2 } },
+  { q: 'pick time', kind: 'phrase order', grades: { avg_pick_time_seconds: 2 } },
+  { q: 'labor cost', kind: 'phrase order', grades: { warehouse_labor_cost: 2, contract_labor_cost: 1 } },
+  {
+    q: 'employee turnover',
+    kind: 'phrase order',
+    grades: family('annual_employee_turnover', ['eu', 'na']),
+  },
+  { q: 'ticket backlog', kind: 'phrase order', grades: { open_ticket_backlog: 2, backlog_tickets_closed: 1 } },
+  { q: 'review score', kind: 'phrase order', grades: { avg_review_score: 2 } },
+  { q: 'cart value', kind: 'phrase order', grades: { avg_cart_value: 2, abandoned_cart_value: 1 } },
+
+  {
+    q: 'time dwell',
+    kind: 'coverage',
+    grades: family('dwell_time_hours', ['eu', 'na'], true, { trailer_dwell_time: 1, cross_dock_dwell_time: 1 }),
+  },
+  { q: 'rate scrap', kind: 'coverage', grades: family('scrap_rate', [], true, { scrap_rate_by_line: 1 }) },
+  { q: 'scrap', kind: 'coverage', grades: family('scrap_rate', [], true, { scrap_rate_by_line: 1 }) },
+  {
+    q: 'hire time',
+    kind: 'coverage',
+    grades: { time_to_hire_days: 2, time_to_hire_days_v2: 1, time_to_hire_engineering_days: 1 },
+  },
+  {
+    q: 'putaway time',
+    kind: 'coverage',
+    grades: { avg_putaway_time_minutes: 2, putaway_time_by_location: 1 },
+  },
+  { q: 'share overtime', kind: 'coverage', grades: { overtime_share: 2, warehouse_overtime_share: 1 } },
+  {
+    q: 'dwell',
+    kind: 'coverage',
+    grades: family('dwell_time_hours', ['eu', 'na'], true, { trailer_dwell_time: 1, cross_dock_dwell_time: 1 }),
+  },
 ];

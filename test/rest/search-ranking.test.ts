@@ -46,6 +46,27 @@ const cac = acme.metric({
   description: 'Sales and marketing spend divided by the number of new customers won.',
 });
 const cpl = acme.metric({ name: 'Cost per Lead', key: 'cpl', description: 'Marketing spend divided by new leads.' });
+// Names that hold the same words: as a phrase or apart, among few words or many. The descriptions of
+// the ones that fit worst are the shortest, so a full-text rank alone would put them first.
+const kilnAverage = acme.metric({
+  name: 'Average Kiln Temperature',
+  key: 'kiln_temperature_avg',
+  description: 'Mean of the readings of every kiln thermocouple over the firing cycle, in degrees Celsius.',
+});
+const kilnSpread = acme.metric({
+  name: 'Kiln Temperature Spread',
+  key: 'kiln_temperature_spread',
+  description: 'Highest reading less the lowest reading of the kiln thermocouples during a firing cycle.',
+});
+const kilnAlarms = acme.metric({ name: 'Kiln Temperature Alarm Count', key: 'kiln_alarms', description: 'Alarms.' });
+const byKiln = acme.metric({ name: 'Temperature by Kiln', key: 'temperature_by_kiln', description: 'Per kiln.' });
+const kilnUptime = acme.metric({
+  name: 'Kiln Uptime',
+  key: 'kiln_uptime',
+  description: 'Share of scheduled hours in which the kilns were firing, all plants and shifts included.',
+});
+const kilnUptimeByPlant = acme.metric({ name: 'Kiln Uptime by Plant and Shift', key: 'kiln_uptime_plant' });
+const kilnUptimeDraft = acme.metric({ name: 'Kiln Uptime v2', key: 'kiln_uptime_v2', lifecycle_status: 'DRAFT' });
 const key = acme.key();
 // Another organization's names give this one no acronyms.
 const other = r.org();
@@ -98,6 +119,25 @@ describe('search tiers', () => {
   it('another organization’s names are no words here', async () => {
     expect(await search('qwy')).toEqual({ ids: [], total: 0 });
     expect(await search('quantum widget')).toEqual({ ids: [], total: 0 });
+  });
+});
+
+describe('names that fit the query', () => {
+  it('a phrase in the query’s order first, then the names mostly made of the query’s words, then name prefixes', async () => {
+    expect((await search('kiln temperature')).ids).toEqual([
+      kilnSpread.id, // a phrase, 2 words of 3, and the name starts with the query
+      kilnAverage.id, // a phrase, 2 of 3
+      kilnAlarms.id, // a phrase that starts the name, 2 of 4
+      byKiln.id, // 2 of 2, apart
+    ]);
+  });
+
+  it('whatever the order of the query’s words; canonical first; a rename moves a metric', async () => {
+    expect((await search('uptime kiln')).ids).toEqual([kilnUptime.id, kilnUptimeByPlant.id, kilnUptimeDraft.id]);
+    // The stored name words follow the name.
+    await t.database.prisma.$executeRaw`
+      UPDATE metric SET name = 'Kiln Uptime across Plants, Lines and Shifts' WHERE id = ${kilnUptime.id}::uuid`;
+    expect((await search('uptime kiln')).ids).toEqual([kilnUptimeByPlant.id, kilnUptime.id, kilnUptimeDraft.id]);
   });
 });
 
