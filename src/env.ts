@@ -244,6 +244,8 @@ export const envSchema = z
     /** change-feed events are kept at least this many days; a cursor before them answers 410 */
     CHANGES_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
     /** a prune removing more metrics than this (or every metric) needs allow_removals (src/registry/removals.ts) */
+    // The CLI's own: the service token of `registry:apply --check --url` (docs/registry.md#ci-over-http).
+    METRIC_GOVERNANCE_TOKEN: z.string().optional(),
     PRUNE_MAX_REMOVALS: z.coerce.number().int().min(0).max(1_000_000).default(DEFAULT_PRUNE_MAX_REMOVALS),
     /** the heap of the thread that reads a write's body; a body that needs more is 422 (src/registry/read-off-thread.ts) */
     DOCUMENT_READ_MEMORY_MB: z.coerce.number().int().min(32).max(4096).default(DEFAULT_DOCUMENT_READ_SETTINGS.memoryMb),

@@ -20,13 +20,17 @@ import type { PrismaClient } from '../generated/prisma/client.js';
 import { LifecycleStatus } from '../generated/prisma/enums.js';
 import { USAGE_WINDOW_DAYS } from '../metric/usage.js';
 import { type ApplyOutcome, applyRegistryDocument } from '../registry/apply.js';
+import { DEFAULT_SOURCE } from '../registry/document.js';
 import { hasImpact, type Impact } from '../registry/impact.js';
+import { ConflictsRefused } from '../registry/ownership.js';
 import type { PlanEntry } from '../registry/plan.js';
+import { changeLine } from '../registry/plan-values.js';
 import { RegistryError } from '../registry/registry-error.js';
 import { RemovalsNotAllowed } from '../registry/removals.js';
 import { readRegistrySource, type SourceOptions } from '../registry/source.js';
 import { detectFormat } from '../registry/text.js';
 import { parseValidationBatch, recordValidations } from '../registry/validations.js';
+import { checkRemotely } from './remote-check.js';
 import {
   type CliDeps,
   type Command,
@@ -40,7 +44,9 @@ import {
   type Values,
 } from './support.js';
 
+const FORCE_CONFLICTS_HINT = '--force-conflicts';
 const REJECTED = 'Document rejected, nothing was written:';
+const CONFLICTS = `Conflicts with other sources, nothing was written (${FORCE_CONFLICTS_HINT} takes the fields over):`;
 const IMPORT_REJECTED = 'File rejected, nothing was written:';
 const LIFECYCLE_STATUSES = Object.values(LifecycleStatus);
 
@@ -51,6 +57,9 @@ const APPLY_OPTIONS = {
   check: { type: 'boolean' },
   'allow-removals': { type: 'string' },
   'fail-on-impact': { type: 'boolean' },
+  source: { type: 'string' },
+  'force-conflicts': { type: 'boolean' },
+  url: { type: 'string' },
 } as const;
 
 const confirmRemovals = (count: number) => `--allow-removals ${count}`;
@@ -73,7 +82,7 @@ async function applySource(
   text: string,
   options: Omit<SourceOptions, 'organization'>,
   values: Values,
-  client: PrismaClient,
+  prisma: () => Promise<PrismaClient>,
   deps: CliDeps,
 ): Promise<number> {
   const check = values.check === true;
@@ -84,8 +93,14 @@ async function applySource(
   const allowed = allowRemovals(values);
   // Exit 1 means drift or impact to CI: a refused document is 2 then.
   const rejectedCode = check || failOnImpact ? 2 : 1;
-  const organization = await resolveOrganization(client, requiredString(values, 'org'));
-  const source = readRegistrySource(text, { ...options, organization: organization.slug });
+  if (typeof values.url === 'string') return checkOnService(text, options, values, deps);
+  const organization = await organizationOf(prisma, requiredString(values, 'org'), rejectedCode);
+  const client = await prisma();
+  const source = readRegistrySource(text, {
+    ...options,
+    organization: organization.slug,
+    source: sourceOption(values),
+  });
   if (!source.ok) {
     throw new CommandRejected(options.format === 'registry' ? REJECTED : IMPORT_REJECTED, source.lines, rejectedCode);
   }
@@ -98,11 +113,16 @@ async function applySource(
     outcome = await applyRegistryDocument(client, organization.id, source.document, {
       dryRun,
       prune: values.prune === true,
+      forceConflicts: values['force-conflicts'] === true,
+      forceHint: FORCE_CONFLICTS_HINT,
+      refuseConflicts: check,
       allowRemovals: allowed,
       maxRemovals: deps.pruneMaxRemovals,
       trust: trustPolicy(deps),
     });
   } catch (error) {
+    // Conflicts are an error, never drift: exit 2.
+    if (error instanceof ConflictsRefused) throw new CommandRejected(CONFLICTS, error.lines(source.locate), 2);
     if (error instanceof RegistryError) throw new CommandRejected(REJECTED, error.lines(source.locate), rejectedCode);
     if (error instanceof RemovalsNotAllowed) {
       const [why = '', ...keys] = error.lines(confirmRemovals);
@@ -110,7 +130,9 @@ async function applySource(
     }
     throw error;
   }
-  deps.out(`Plan for organization ${organization.slug}${dryRun ? ' (nothing written)' : ''}:`);
+  deps.out(
+    `Plan for organization ${organization.slug}${asSource(outcome.plan.source)}${dryRun ? ' (nothing written)' : ''}:`,
+  );
   printPlan(deps.out, outcome.plan.entries);
   printImpact(deps.out, outcome.impact);
   deps.out(`Totals: ${totalsLine(outcome)}`);
@@ -132,6 +154,49 @@ async function applySource(
   }
   if (!dryRun) deps.out(outcome.applied ? 'Applied.' : 'Nothing to apply: the registry matches the document.');
   return failed ? 1 : 0;
+}
+
+/** The plan's heading names its source unless it is the registry document's default. */
+const asSource = (source: string) => (source === DEFAULT_SOURCE ? '' : ` as source ${source}`);
+
+/** The organization of --org; one that does not exist is an error, exit 2 for a check (never drift). */
+async function organizationOf(prisma: () => Promise<PrismaClient>, org: string, code: number) {
+  try {
+    return await resolveOrganization(await prisma(), org);
+  } catch (error) {
+    if (error instanceof AdminError && code === 2) throw new CommandRejected(`Error: ${error.message}`, [], code);
+    throw error;
+  }
+}
+
+/** --check --url: the plan made by the service, with METRIC_GOVERNANCE_TOKEN; the database is not opened. */
+async function checkOnService(
+  text: string,
+  options: Omit<SourceOptions, 'organization'>,
+  values: Values,
+  deps: CliDeps,
+): Promise<number> {
+  if (values.check !== true) throw new UsageError('--url goes with --check');
+  if (values['fail-on-impact'] === true) throw new UsageError('--fail-on-impact does not go with --url');
+  const answer = await checkRemotely({
+    url: values.url as string,
+    token: deps.serviceToken,
+    text,
+    format: options.format,
+    syntax: options.syntax,
+    source: sourceOption(values),
+    prune: values.prune === true,
+    defaultLifecycle: options.defaultLifecycle,
+    forceConflicts: values['force-conflicts'] === true,
+  });
+  const org = values.org;
+  if (typeof org === 'string' && org !== answer.organization) {
+    throw new CommandRejected(`The service token is for organization ${answer.organization}, not ${org}.`, [], 2);
+  }
+  deps.out(`Plan for organization ${answer.organization}${asSource(answer.source)} (nothing written):`);
+  printPlan(deps.out, answer.plan);
+  deps.out(answer.in_sync ? 'No drift.' : 'Drift: the registry differs from the document.');
+  return answer.in_sync ? 0 : 1;
 }
 
 /** One line per impacted metric: what the change is, what is built on it, who read it lately. */
@@ -159,13 +224,22 @@ async function readDocumentText(file: string, deps: CliDeps): Promise<string> {
   }
 }
 
-/** The plan as a table, then its totals. */
+/** The plan as a table, each changed field under its metric with its old and new value, and each conflict. */
 function printPlan(out: (line: string) => void, entries: readonly PlanEntry[]): void {
   const width = Math.max(9, ...entries.map((entry) => entry.result.length));
   for (const entry of entries) {
     const fields = entry.changed_fields.length > 0 ? `  (${entry.changed_fields.join(', ')})` : '';
     out(`  ${entry.result.padEnd(width)}  ${entry.key}${fields}`);
+    for (const change of entry.changes ?? []) out(`      ${changeLine(change)}`);
+    for (const conflict of entry.conflicts ?? [])
+      out(`      conflict: ${conflict.field} is owned by ${conflict.owner}`);
   }
+}
+
+/** --source NAME, or absent (the document's source, or the importer's). */
+function sourceOption(values: Values): string | undefined {
+  const value = values.source;
+  return typeof value === 'string' ? value : undefined;
 }
 
 function totalsLine(outcome: ApplyOutcome): string {
@@ -289,7 +363,7 @@ export const REGISTRY_COMMANDS: Record<string, Command> = {
     async run({ values, positionals: [file = ''], prisma, deps }) {
       const text = await readDocumentText(file, deps);
       const syntax = detectFormat(text, file === '-' ? undefined : file);
-      return applySource(text, { format: 'registry', syntax }, values, await prisma(), deps);
+      return applySource(text, { format: 'registry', syntax }, values, prisma, deps);
     },
   },
   'registry:import': {
@@ -311,9 +385,15 @@ export const REGISTRY_COMMANDS: Record<string, Command> = {
       if (lifecycle !== undefined && !LIFECYCLE_STATUSES.includes(lifecycle as LifecycleStatus)) {
         throw new UsageError(`--default-lifecycle must be one of ${LIFECYCLE_STATUSES.join(', ')}`);
       }
-      const applyOnly = ['dry-run', 'prune', 'check', 'allow-removals', 'fail-on-impact'].filter(
-        (name) => values[name] !== undefined && values[name] !== false,
-      );
+      const applyOnly = [
+        'dry-run',
+        'prune',
+        'check',
+        'allow-removals',
+        'fail-on-impact',
+        'force-conflicts',
+        'url',
+      ].filter((name) => values[name] !== undefined && values[name] !== false);
       if (values.apply !== true && applyOnly.length > 0) {
         throw new UsageError(`--${applyOnly[0]} goes with --apply`);
       }
@@ -323,9 +403,13 @@ export const REGISTRY_COMMANDS: Record<string, Command> = {
         syntax: detectFormat(text, file === '-' ? undefined : file),
         defaultLifecycle: lifecycle as LifecycleStatus | undefined,
       } as const;
-      if (values.apply === true) return applySource(text, options, values, await prisma(), deps);
+      if (values.apply === true) return applySource(text, options, values, prisma, deps);
       // Printing is a translation: no database is opened (the embedded one may be the server's).
-      const source = readRegistrySource(text, { ...options, organization: requiredString(values, 'org') });
+      const source = readRegistrySource(text, {
+        ...options,
+        organization: requiredString(values, 'org'),
+        source: sourceOption(values),
+      });
       if (!source.ok) throw new CommandRejected(IMPORT_REJECTED, source.lines);
       deps.out(stringify(source.input, { lineWidth: 0 }).trimEnd());
       return 0;

@@ -19,6 +19,8 @@ export interface CliDeps {
   trust?: TrustPolicy;
   /** removals a prune makes without --allow-removals (PRUNE_MAX_REMOVALS); default: the service's default */
   pruneMaxRemovals?: number;
+  /** the service token of `--check --url` (METRIC_GOVERNANCE_TOKEN) */
+  serviceToken?: string;
   /** what a webhook URL may be (WEBHOOK_ALLOW_HTTP, WEBHOOK_ALLOW_PRIVATE_NETWORKS); default: the service's defaults */
   webhooks?: WebhookSettings;
 }

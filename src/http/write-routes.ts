@@ -45,7 +45,19 @@ export interface WriteRoutesDeps {
 }
 
 /** The query parameters of PUT /api/registry; any other is refused before the body is read. */
-export const APPLY_PARAMETERS = ['dry_run', 'prune', 'format', 'default_lifecycle', 'allow_removals'] as const;
+export const APPLY_PARAMETERS = [
+  'dry_run',
+  'prune',
+  'format',
+  'default_lifecycle',
+  'allow_removals',
+  'source',
+  'force_conflicts',
+  'check',
+] as const;
+
+/** How the refusal of conflicts tells an HTTP caller to take the fields over. */
+export const FORCE_CONFLICTS_HINT = 'force_conflicts=true';
 
 /** An apply of a large document runs for seconds: past the read routes' deadline. */
 const WRITE_DEADLINE_MS = 300_000;
@@ -77,6 +89,14 @@ function booleanQuery(request: FastifyRequest, name: string): boolean {
   if (value === undefined || value === 'false' || value === '0') return false;
   if (value === 'true' || value === '1') return true;
   throw new HttpError(badRequest(`${name} must be true or false`));
+}
+
+/** source=NAME: a string (its spelling is checked with the document, SOURCE_NAME_PATTERN), or absent. */
+function sourceQuery(request: FastifyRequest): string | undefined {
+  const value = (request.query as Record<string, unknown>).source;
+  if (value === undefined) return undefined;
+  if (typeof value === 'string') return value;
+  throw new HttpError(badRequest('source must be given once'));
 }
 
 /** A count of removals: a whole number, as many digits as a document's metrics can need. */
@@ -177,7 +197,10 @@ export async function writeRoutes(app: FastifyInstance, deps: WriteRoutesDeps) {
     },
     handler: async (request) => {
       const principal = principalOf(request);
-      const dryRun = booleanQuery(request, 'dry_run');
+      // A check plans like a dry run and says whether the registry matches: CI's drift gate.
+      const check = booleanQuery(request, 'check');
+      const dryRun = check || booleanQuery(request, 'dry_run');
+      const forceConflicts = booleanQuery(request, 'force_conflicts');
       const prune = booleanQuery(request, 'prune');
       const allowRemovals = removalsQuery(request);
       const format = sourceFormatQuery(request);
@@ -187,6 +210,7 @@ export async function writeRoutes(app: FastifyInstance, deps: WriteRoutesDeps) {
           syntax: JSON_TYPES.includes(mediaType(request) ?? '') ? 'json' : 'yaml',
           organization: principal.org.slug,
           defaultLifecycle: lifecycleQuery(request),
+          source: sourceQuery(request),
         }),
       );
       if (!source.ok) throw problemsResponse(source.lines);
@@ -201,6 +225,9 @@ export async function writeRoutes(app: FastifyInstance, deps: WriteRoutesDeps) {
           applyRegistryDocument(access.prisma, principal.org.id, document, {
             dryRun,
             prune,
+            forceConflicts,
+            forceHint: FORCE_CONFLICTS_HINT,
+            refuseConflicts: check,
             allowRemovals,
             maxRemovals: pruneMaxRemovals,
             trust: config.trust,
@@ -214,10 +241,13 @@ export async function writeRoutes(app: FastifyInstance, deps: WriteRoutesDeps) {
         if (events) watcher.poke(principal.org.id);
         return {
           data: {
+            organization: principal.org.slug,
+            source: plan.source,
             plan: plan.entries,
             totals: plan.totals,
             trust_policy: plan.trustPolicy,
             dry_run: dryRun,
+            ...(check ? { in_sync: !plan.changes } : {}),
             applied,
             allow_removals_required: outcome.allowRemovalsRequired,
             impact: outcome.impact,

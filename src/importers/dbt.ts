@@ -145,3 +145,20 @@ export function importDbtManifest(manifest: unknown, options: ImportOptions): Re
   if (problems.length > 0) throw new ImportError(problems);
   return { organization: options.organization, metrics };
 }
+
+/**
+ * The source an import of this manifest applies as (docs/importers.md):
+ * `dbt:<project>`, the project named where dbt writes it (a manifest's
+ * `metadata.project_name`, or `project_name` in `project_configuration` or
+ * its `metadata`); `dbt` when the file names none.
+ */
+export function dbtSourceName(manifest: unknown): string {
+  const parsed = record(manifest);
+  const configuration = record(parsed?.project_configuration);
+  const name =
+    nonBlank(record(parsed?.metadata)?.project_name) ??
+    nonBlank(configuration?.project_name) ??
+    nonBlank(record(configuration?.metadata)?.project_name);
+  const project = name === undefined ? '' : keyFromName(name).slice(0, 100);
+  return project === '' ? 'dbt' : `dbt:${project}`;
+}

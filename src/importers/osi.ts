@@ -301,3 +301,16 @@ export function importOsiDocument(document: unknown, options: ImportOptions): Re
   if (problems.length > 0) throw new ImportError(problems);
   return { organization: options.organization, metrics };
 }
+
+/**
+ * The source an import of this document applies as (docs/importers.md):
+ * `osi:<name>`, the name of its first semantic model (else of the document);
+ * `osi` when it names none.
+ */
+export function osiSourceName(document: unknown): string {
+  const parsed = record(document);
+  const model = record(list(parsed?.semantic_model)[0]);
+  const name = nonBlank(model?.name) ?? nonBlank(parsed?.name);
+  const project = name === undefined ? '' : keyFromName(name).slice(0, 100);
+  return project === '' ? 'osi' : `osi:${project}`;
+}

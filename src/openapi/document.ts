@@ -545,7 +545,26 @@ function buildPaths() {
         security: writer('registry:write'),
         parameters: [
           flag('dry_run', 'Plan only: write nothing and answer what an apply would do.'),
-          flag('prune', 'Remove the organization’s metrics that the document does not list.'),
+          flag(
+            'prune',
+            'Remove the metrics of the applying source that the document does not list; other sources’ metrics stay (`absent`).',
+          ),
+          flag(
+            'check',
+            'Plan only, as dry_run, and answer `in_sync`: whether the registry matches the document. For CI: a conflict ' +
+              'with another source is 400 here even without an apply.',
+          ),
+          flag(
+            'force_conflicts',
+            'Take over the fields the document sets that another source owns (a conflict is else refused, 400).',
+          ),
+          queryParameter(
+            'source',
+            'The source the apply is made as (docs/registry.md#sources): lowercase letters, digits, `_`, `.`, `-` ' +
+              "and `:`, at most 128 characters. Default: the document's `source` (`registry`), or the importer's " +
+              '(`dbt:<project>`, `osi:<model>`). Another spelling is 400.',
+            { type: 'string', pattern: '^[a-z0-9][a-z0-9_.:-]*$', maxLength: 128 },
+          ),
           queryParameter(
             'allow_removals',
             'With `prune=true`: how many removals the request accepts, as the reviewed plan (a dry run) counted ' +

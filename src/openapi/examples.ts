@@ -385,11 +385,31 @@ const totals = (counts: Partial<Record<PlanResult, number>>) => ({
 /** The example document applied to an organization that had `arr_old` and not `net_revenue_retention_legacy`. */
 export const registryPlanExample = {
   data: {
+    organization: 'acme',
+    source: 'registry',
     plan: [
       {
         key: 'net_revenue_retention',
         result: 'updated',
         changed_fields: ['lifecycle_status', 'definition_version', 'versions', 'approvals', 'relationships'],
+        changes: [
+          { field: 'lifecycle_status', from: 'CANDIDATE', to: 'RELEASED' },
+          { field: 'definition_version', from: '2.0.0', to: '2.1.0' },
+          {
+            field: 'versions',
+            from: [['2.0.0', 'released', '2026-01-05T00:00:00.000Z', '']],
+            to: [
+              ['2.0.0', 'released', '2026-01-05T00:00:00.000Z', ''],
+              ['2.1.0', 'released', '2026-03-02T00:00:00.000Z', 'Excludes trial accounts.'],
+            ],
+          },
+          {
+            field: 'approvals',
+            from: [],
+            to: [['2.1.0', null, 'metric_owner', 'approved', '2026-03-01T00:00:00.000Z', '']],
+          },
+          { field: 'relationships', from: [], to: [['supersedes', 'net_revenue_retention_legacy']] },
+        ],
       },
       { key: 'net_revenue_retention_legacy', result: 'created', changed_fields: [] },
       { key: 'arr_old', result: 'absent', changed_fields: [] },
@@ -405,6 +425,8 @@ export const registryPlanExample = {
 
 export const registryDryRunExample = {
   data: {
+    organization: 'acme',
+    source: 'registry',
     plan: [
       { key: 'net_revenue_retention', result: 'unchanged', changed_fields: [] },
       { key: 'net_revenue_retention_legacy', result: 'unchanged', changed_fields: [] },
@@ -428,6 +450,8 @@ export const registryDryRunExample = {
 
 export const registryNoChangeExample = {
   data: {
+    organization: 'acme',
+    source: 'registry',
     plan: [
       { key: 'net_revenue_retention', result: 'unchanged', changed_fields: [] },
       { key: 'net_revenue_retention_legacy', result: 'unchanged', changed_fields: [] },

@@ -5,6 +5,7 @@
  * routes return) and the contract's field tables; the OpenAPI tests check
  * every real response against them.
  */
+
 import { z } from 'zod';
 import { AGENT_CONTRACT_SCOPES } from '../auth/scopes.js';
 import { SERVICE_TOKEN_PATTERN } from '../auth/secrets.js';
@@ -18,6 +19,7 @@ import { USAGE_WINDOW_DAYS } from '../metric/usage.js';
 import { USAGE_REPORT_MAX_KEYS } from '../metric/usage-report.js';
 import { DEFINITION_FIELDS, IMPACT_CHANGES, IMPACT_DEPENDENT_KEYS, IMPACT_READER_KEYS } from '../registry/impact.js';
 import { PLAN_RESULTS, type PlanResult } from '../registry/plan.js';
+import { PLAN_VALUE_MAX_CHARS } from '../registry/plan-values.js';
 import type { DegradedReason } from '../summaries/service.js';
 
 /** Any 8-4-4-4-12 hex string, as the routes accept (src/uuid.ts). */
@@ -484,6 +486,17 @@ const planTotals = {
 
 export const RegistryPlanResponse = z.object({
   data: z.object({
+    organization: z.string().describe('the slug of the organization the document was planned for'),
+    source: z
+      .string()
+      .describe(
+        "the source the apply was made as: source=, else the document's `source` (default `registry`), else the " +
+          "importer's (`dbt:<project>`, `osi:<model>`)",
+      ),
+    in_sync: z
+      .boolean()
+      .optional()
+      .describe('with check=true only: whether the registry matches the document (the plan changes nothing)'),
     plan: z
       .array(
         z.object({
@@ -501,6 +514,28 @@ export const RegistryPlanResponse = z.object({
             .describe(
               'for updated: the document fields that differ (`versions`, `approvals`, `relationships`, `inputs` among them), ' +
                 "in the document's order of fields; else []",
+            ),
+          changes: z
+            .array(
+              z.object({
+                field: z.string(),
+                from: z.unknown().describe('the stored value'),
+                to: z.unknown().describe('the value the apply writes'),
+              }),
+            )
+            .optional()
+            .describe(
+              `updated only: each changed field with its stored and new value (a field of several columns as an ` +
+                `object of them, a list as its items); a value longer than ${PLAN_VALUE_MAX_CHARS} characters (a ` +
+                `string's own, JSON text otherwise) is shown as its first ${PLAN_VALUE_MAX_CHARS} characters, "…" ` +
+                'and its length ("… (5000 characters)")',
+            ),
+          conflicts: z
+            .array(z.object({ field: z.string(), owner: z.string().describe('the source that owns the field') }))
+            .optional()
+            .describe(
+              'fields the document sets, to another value, that another source owns (docs/registry.md#sources); ' +
+                'an apply with any is refused (400) unless force_conflicts=true; absent when none',
             ),
         }),
       )

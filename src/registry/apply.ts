@@ -28,6 +28,7 @@ import { archiveMetrics, restoreHistory } from './archive.js';
 import type { RegistryDocument } from './document.js';
 import { applyEvents, type RemovedMetrics } from './events.js';
 import { type Impact, planImpact } from './impact.js';
+import { ConflictsRefused } from './ownership.js';
 import { desireDocument, metricsToCompare, type Plan, type PlanWrites, planApply } from './plan.js';
 import { checkRemovals, DEFAULT_PRUNE_MAX_REMOVALS, removalsToConfirm } from './removals.js';
 import { readRegistryState, readStoredMetrics } from './state.js';
@@ -37,6 +38,12 @@ export interface ApplyOptions {
   prune?: boolean;
   /** plan only: nothing is written */
   dryRun?: boolean;
+  /** take over the fields the document sets that another source owns (else such an apply is refused) */
+  forceConflicts?: boolean;
+  /** how the refusal of conflicts tells the caller to force them */
+  forceHint?: string;
+  /** refuse conflicts in a dry run too (a check: what it plans must be applicable) */
+  refuseConflicts?: boolean;
   /** removals applied without confirmation (PRUNE_MAX_REMOVALS); default DEFAULT_PRUNE_MAX_REMOVALS */
   maxRemovals?: number;
   /** the removals the request accepts (allow_removals); needed past maxRemovals or to remove every metric */
@@ -229,7 +236,11 @@ export async function applyRegistryDocument(
   options: ApplyOptions,
 ): Promise<ApplyOutcome> {
   const dryRun = options.dryRun ?? false;
-  const planOptions = { prune: options.prune ?? false, now: options.now ?? new Date() };
+  const planOptions = {
+    prune: options.prune ?? false,
+    now: options.now ?? new Date(),
+    forceConflicts: options.forceConflicts ?? false,
+  };
   return prisma.$transaction(async (tx) => {
     if (!dryRun) {
       await lockRegistry(tx, orgId);
@@ -245,6 +256,9 @@ export async function applyRegistryDocument(
     const desired = desireDocument(document, state, planOptions);
     const details = await readStoredMetrics(tx, metricsToCompare(desired));
     const plan = planApply(desired, state, details, planOptions);
+    if (plan.conflicts.length > 0 && !planOptions.forceConflicts && (!dryRun || options.refuseConflicts)) {
+      throw new ConflictsRefused(plan.conflicts, options.forceHint ?? 'forcing the conflicts');
+    }
     const maxRemovals = options.maxRemovals ?? DEFAULT_PRUNE_MAX_REMOVALS;
     if (!dryRun) checkRemovals(plan, state, { maxRemovals, allowRemovals: options.allowRemovals });
     const impact = await planImpact(tx, plan, state, details, planOptions.now);

@@ -16,6 +16,20 @@ import type { RegistryProblem } from './registry-error.js';
 export const METRIC_KEY_PATTERN = /^[a-z0-9][a-z0-9_.-]*$/;
 export const MAX_METRIC_KEY_LENGTH = 128;
 
+/** A source's name (docs/registry.md#sources): spelled like a key, with ':' between its kind and its project. */
+export const SOURCE_NAME_PATTERN = /^[a-z0-9][a-z0-9_.:-]*$/;
+export const MAX_SOURCE_NAME_LENGTH = 128;
+/** The source of a registry document that names none. */
+export const DEFAULT_SOURCE = 'registry';
+
+export const sourceName = z
+  .string()
+  .max(MAX_SOURCE_NAME_LENGTH, `a source name is at most ${MAX_SOURCE_NAME_LENGTH} characters`)
+  .regex(
+    SOURCE_NAME_PATTERN,
+    'expected lowercase letters, digits, "_", ".", "-" and ":", starting with a letter or digit',
+  );
+
 const metricKey = z
   .string()
   .max(MAX_METRIC_KEY_LENGTH, `a key is at most ${MAX_METRIC_KEY_LENGTH} characters`)
@@ -101,6 +115,7 @@ const defaults = z.strictObject({
 
 const documentShape = z.strictObject({
   organization: z.string().min(1),
+  source: sourceName.optional(),
   defaults: defaults.optional(),
   // Validated on its own (trustPolicySchema), so that its problems carry their place under `trust_policy`.
   trust_policy: z.unknown().optional(),
@@ -115,6 +130,14 @@ export type RegistryDefaults = z.output<typeof defaults>;
 
 export interface RegistryDocument {
   organization: string;
+  /** the source applying it (default "registry"): it owns the fields it sets (docs/registry.md#sources) */
+  source: string;
+  /**
+   * The fields each metric sets, by its place in `metrics`: those written in
+   * the entry or filled by `defaults`, never those the schema fills. A field
+   * a source does not set is left to the source that set it.
+   */
+  fieldsSet: string[][];
   defaults: RegistryDefaults;
   metrics: RegistryMetric[];
   /**
@@ -215,6 +238,13 @@ function crossChecks(metrics: RegistryMetric[]): RegistryProblem[] {
   return problems;
 }
 
+/** The fields an entry (with its `defaults` laid under it) writes: every member but its key. */
+function writtenFields(entry: unknown): string[] {
+  return Object.keys(entry as Record<string, unknown>).filter(
+    (field) => field !== 'key' && (entry as Record<string, unknown>)[field] !== undefined,
+  );
+}
+
 export type ParsedDocument = { ok: true; document: RegistryDocument } | { ok: false; problems: RegistryProblem[] };
 
 type ParsedPolicy =
@@ -243,18 +273,27 @@ export function parseRegistryDocument(input: unknown): ParsedDocument {
   const policy = parseTrustPolicy(top.data.trust_policy);
   const problems: RegistryProblem[] = policy.ok ? [] : [...policy.problems];
   const metrics: RegistryMetric[] = [];
+  const fieldsSet: string[][] = [];
   top.data.metrics.forEach((raw, m) => {
     const withDefaults =
       raw !== null && typeof raw === 'object' && !Array.isArray(raw)
         ? { ...Object.fromEntries(Object.entries(fill).filter(([, value]) => value !== undefined)), ...raw }
         : raw;
     const parsed = metric.safeParse(withDefaults);
-    if (parsed.success) metrics.push(parsed.data);
-    else problems.push(...inWrittenOrder(problemsOf(parsed.error, ['metrics', m]), raw));
+    if (parsed.success) {
+      metrics.push(parsed.data);
+      fieldsSet.push(writtenFields(withDefaults));
+    } else problems.push(...inWrittenOrder(problemsOf(parsed.error, ['metrics', m]), raw));
   });
   if (problems.length === 0) problems.push(...crossChecks(metrics));
   if (problems.length > 0 || !policy.ok) return { ok: false, problems };
-  const document: RegistryDocument = { organization: top.data.organization, defaults: fill, metrics };
+  const document: RegistryDocument = {
+    organization: top.data.organization,
+    source: top.data.source ?? DEFAULT_SOURCE,
+    fieldsSet,
+    defaults: fill,
+    metrics,
+  };
   if (policy.policy !== undefined) document.trustPolicy = policy.policy;
   return { ok: true, document };
 }

@@ -36,6 +36,15 @@ import type { TrustPolicyDocument } from '../metric/trust-policy.js';
 import { uuidV5 } from '../uuid.js';
 import type { RegistryDocument, RegistryMetric } from './document.js';
 import { inputCycleProblems } from './input-cycles.js';
+import {
+  decideFields,
+  type FieldConflict,
+  type FieldDecision,
+  ownersOf,
+  ownersOfNew,
+  type PlacedConflict,
+} from './ownership.js';
+import { type PlanChange, planChange } from './plan-values.js';
 import { RegistryError, type RegistryProblem } from './registry-error.js';
 import type { ArchivedSummary, RegistryState, StoredMetric, StoredSummary } from './state.js';
 
@@ -47,6 +56,10 @@ export interface PlanEntry {
   result: PlanResult;
   /** document field names, in the document's order of fields; [] unless `updated` */
   changed_fields: string[];
+  /** `updated` only: each changed field's stored and new value, shortened (src/registry/plan-values.ts) */
+  changes?: PlanChange[];
+  /** fields the document sets to another value than the source that owns them did; absent when none */
+  conflicts?: FieldConflict[];
 }
 
 type MetricRow = Prisma.MetricCreateManyInput;
@@ -79,6 +92,10 @@ export type TrustPolicyResult = 'unchanged' | 'changed';
 
 export interface Plan {
   orgId: string;
+  /** the source the apply is made as */
+  source: string;
+  /** conflicts of the plan's entries, in its order; an apply refuses them unless forced */
+  conflicts: PlacedConflict[];
   entries: PlanEntry[];
   totals: Record<PlanResult, number>;
   trustPolicy: TrustPolicyResult;
@@ -88,7 +105,7 @@ export interface Plan {
 }
 
 /** Each document field and the columns it is stored in. */
-const FIELD_COLUMNS: [string, (keyof MetricRow)[]][] = [
+export const FIELD_COLUMNS: [string, (keyof MetricRow)[]][] = [
   ['project', ['projectId']],
   ['domain', ['domainId']],
   ['name', ['name']],
@@ -273,40 +290,74 @@ const approvalsIdentity = (approvals: ApprovalLike[], versionOf: (i: number) => 
     ]),
   );
 
-/** The document fields of a metric that differ from its stored state, in the document's order of fields. */
-function changedFields(metric: DesiredMetric, stored: StoredMetric): string[] {
-  const row = stored as unknown as Record<string, unknown>;
-  const fields = FIELD_COLUMNS.filter(([, columns]) =>
-    columns.some((column) => canonical(metric.row[column] ?? null) !== canonical(row[column] ?? null)),
-  ).map(([field]) => field);
+/** A field's value as a plan shows it: the column's value, or its columns' by name. */
+function columnsValue(row: Record<string, unknown>, columns: readonly string[]): unknown {
+  const value = (column: string) => JSON.parse(canonical(row[column] ?? null) ?? 'null') as unknown;
+  if (columns.length === 1) return value(columns[0] as string);
+  return Object.fromEntries(columns.map((column) => [column, value(column)]));
+}
+
+/**
+ * The document fields of a metric whose desired value (`row`, with the fields
+ * other sources own kept as stored) differs from its stored state, in the
+ * document's order of fields, each with both values.
+ */
+function changedFields(metric: DesiredMetric, row: MetricRow, stored: StoredMetric): PlanChange[] {
+  const storedRow = stored as unknown as Record<string, unknown>;
+  const desiredRow = row as Record<string, unknown>;
+  const changes = FIELD_COLUMNS.filter(([, columns]) =>
+    columns.some((column) => canonical(desiredRow[column] ?? null) !== canonical(storedRow[column] ?? null)),
+  ).map(([field, columns]) => planChange(field, columnsValue(storedRow, columns), columnsValue(desiredRow, columns)));
   const { governance } = metric;
-  if (!sameList(versionsIdentity(governance.versions), versionsIdentity(stored.versions))) fields.push('versions');
+  const list = (field: string, from: string[], to: string[]) => {
+    if (!sameList(from, to)) changes.push(planChange(field, from.map(parseItem), to.map(parseItem)));
+  };
+  list('versions', versionsIdentity(stored.versions), versionsIdentity(governance.versions));
   const storedVersionNames = new Map(stored.versions.map((v) => [v.id, v.definitionVersion]));
-  const approvalsDiffer = !sameList(
-    approvalsIdentity(governance.approvals, (a) => metric.approvalVersions[a] ?? null),
+  list(
+    'approvals',
     approvalsIdentity(stored.approvals, (a) => {
       const versionId = stored.approvals[a]?.versionId;
       return versionId ? (storedVersionNames.get(versionId) ?? versionId) : null;
     }),
+    approvalsIdentity(governance.approvals, (a) => metric.approvalVersions[a] ?? null),
   );
-  if (approvalsDiffer) fields.push('approvals');
-  const storedRelations = sortedCanonical(stored.relationships.map((r) => [r.kind, r.target.key]));
-  if (!sameList(sortedCanonical(metric.relationshipKeys), storedRelations)) fields.push('relationships');
+  list(
+    'relationships',
+    sortedCanonical(stored.relationships.map((r) => [r.kind, r.target.key])),
+    sortedCanonical(metric.relationshipKeys),
+  );
   const storedInputs = stored.inputs.map((input) => input.input.key);
-  if (!sameList(metric.inputKeys, storedInputs)) fields.push('inputs');
-  return fields;
+  if (!sameList(metric.inputKeys, storedInputs)) changes.push(planChange('inputs', storedInputs, metric.inputKeys));
+  return changes;
+}
+
+const parseItem = (item: string): unknown => JSON.parse(item);
+
+/** Every field a source may own: the document's fields, then its lists (each list one field). */
+const DOCUMENT_FIELDS = [...FIELD_COLUMNS.map(([field]) => field), 'versions', 'approvals', 'relationships', 'inputs'];
+
+/** The desired row with the columns of the fields kept (another source's) as they are stored. */
+function keptAsStored(row: MetricRow, stored: StoredMetric, decision: FieldDecision): MetricRow {
+  const merged: Record<string, unknown> = { ...row };
+  for (const [field, columns] of FIELD_COLUMNS) {
+    if (!decision.keep.has(field)) continue;
+    for (const column of columns) merged[column] = (stored as unknown as Record<string, unknown>)[column] ?? null;
+  }
+  return merged as MetricRow;
 }
 
 /** Relationship targets and inputs must exist after the apply: in the document, or kept in the registry. */
 function checkTargets(document: RegistryDocument, state: RegistryState, prune: boolean): RegistryProblem[] {
   const listed = new Set(document.metrics.map((metric) => metric.key));
   const stored = new Set(state.metrics.map((metric) => metric.key));
+  const ownSource = new Set(state.metrics.filter((m) => m.source === document.source).map((m) => m.key));
   const problems: RegistryProblem[] = [];
   const check = (key: string, path: PropertyKey[]) => {
     if (listed.has(key)) return;
     if (!stored.has(key)) {
       problems.push({ path, message: `no metric with key "${key}" in the document or the registry` });
-    } else if (prune) {
+    } else if (prune && ownSource.has(key)) {
       problems.push({ path, message: `metric "${key}" is not in the document, so prune would remove it` });
     }
   };
@@ -324,6 +375,8 @@ function checkTargets(document: RegistryDocument, state: RegistryState, prune: b
 export interface PlanOptions {
   prune: boolean;
   now: Date;
+  /** fields the document sets that another source owns are taken over rather than refused */
+  forceConflicts?: boolean;
 }
 
 /** What the document asks of one metric: its rows, the hash of them, and the stored metric of its key. */
@@ -341,10 +394,14 @@ export interface DesiredMetric {
   relationshipKeys: [string, string][];
   /** the inputs' keys, in the document's order */
   inputKeys: string[];
+  /** the fields the document sets (docs/registry.md#sources) */
+  fieldsSet: ReadonlySet<string>;
   hash: string;
 }
 
 export interface DesiredDocument {
+  /** the source applying it */
+  source: string;
   metrics: DesiredMetric[];
   projects: Prisma.ProjectCreateManyInput[];
   domains: Prisma.DomainCreateManyInput[];
@@ -358,13 +415,16 @@ export interface DesiredDocument {
  * hash it was stored with before inputs existed, so an apply of an
  * unchanged document after the upgrade still reads and writes nothing.
  */
-function entryHash(row: MetricRow, governance: Governance): string {
+function entryHash(row: MetricRow, governance: Governance, source: string, fieldsSet: readonly string[]): string {
   const { id: _id, orgId: _org, createdAt: _created, updatedAt: _updated, appliedHash: _hash, ...fields } = row;
   const inputs = governance.inputs.map((input) => input.inputMetricId);
+  // The source and what it sets count: the same entry of another source, or setting fewer fields, is another apply.
   return hash(
     'sha256',
     canonical([
-      'registry-entry-1',
+      'registry-entry-2',
+      source,
+      [...fieldsSet].sort(),
       fields,
       versionsIdentity(governance.versions),
       approvalsIdentity(governance.approvals, (a) => governance.approvals[a]?.versionId ?? null),
@@ -394,9 +454,16 @@ export function desireDocument(
       idsByKey.set(metric.key, state.archived.get(metric.key)?.id ?? uuidV5(state.orgId, metric.key));
     }
   }
+  const { source } = document;
   const problems = checkTargets(document, state, options.prune);
-  // A prune removes the metrics the document does not list, and their inputs with them.
-  problems.push(...inputCycleProblems(document.metrics, options.prune ? [] : state.otherInputs));
+  // A prune removes the source's metrics the document does not list, and their inputs with them.
+  const pruned = new Set(options.prune ? state.metrics.filter((m) => m.source === source).map((m) => m.key) : []);
+  problems.push(
+    ...inputCycleProblems(
+      document.metrics,
+      state.otherInputs.filter(([key]) => !pruned.has(key)),
+    ),
+  );
   const created: Pick<PlanWrites, 'projects' | 'domains'> = { projects: [], domains: [] };
   const resolver: Resolver = {
     state: { ...state, projects: new Map(state.projects), domains: new Map(state.domains) },
@@ -409,6 +476,7 @@ export function desireDocument(
     const id = stored?.id ?? (idsByKey.get(metric.key) as string);
     const row = desiredRow(resolver, metric, id, now);
     const governance = desiredGovernance(resolver, metric, m, id);
+    const fieldsSet = document.fieldsSet[m] ?? [];
     return {
       key: metric.key,
       id,
@@ -419,11 +487,17 @@ export function desireDocument(
       approvalVersions: metric.approvals.map((approval) => approval.definition_version),
       relationshipKeys: metric.relationships.map((r) => [r.kind, r.target]),
       inputKeys: [...metric.inputs],
-      hash: entryHash(row, governance),
+      fieldsSet: new Set(fieldsSet),
+      hash: entryHash(row, governance, source, fieldsSet),
     };
   });
   if (problems.length > 0) throw new RegistryError(problems);
-  return { metrics, ...created, ...(document.trustPolicy === undefined ? {} : { trustPolicy: document.trustPolicy }) };
+  return {
+    source,
+    metrics,
+    ...created,
+    ...(document.trustPolicy === undefined ? {} : { trustPolicy: document.trustPolicy }),
+  };
 }
 
 /** Ids of the stored metrics that step two must read: those whose stored hash is not the document's. */
@@ -459,10 +533,17 @@ export function planApply(
     removed: [],
   };
   const entries: PlanEntry[] = [];
-  for (const metric of desired.metrics) {
+  const conflicts: Plan['conflicts'] = [];
+  const { source } = desired;
+  desired.metrics.forEach((metric, index) => {
     const { id, governance } = metric;
-    const row = { ...metric.row, appliedHash: metric.hash };
     if (!metric.stored) {
+      const row = {
+        ...metric.row,
+        appliedHash: metric.hash,
+        source,
+        fieldSources: ownersOfNew(source, metric.fieldsSet),
+      };
       if (metric.archived) writes.restored.push({ ...row, createdAt: metric.archived.createdAt });
       else writes.created.push(row);
       writes.versions.push(...governance.versions);
@@ -470,11 +551,29 @@ export function planApply(
       writes.relationships.push(...governance.relationships);
       writes.inputs.push(...governance.inputs);
       entries.push({ key: metric.key, result: metric.archived ? 'restored' : 'created', changed_fields: [] });
-      continue;
+      return;
     }
     const stored = metric.stored.appliedHash === metric.hash ? undefined : details.get(id);
-    const fields = stored ? changedFields(metric, stored) : [];
-    if (stored && (fields.includes('versions') || fields.includes('approvals'))) {
+    if (!stored) {
+      entries.push({ key: metric.key, result: 'unchanged', changed_fields: [] });
+      return;
+    }
+    const differing = changedFields(metric, metric.row, stored);
+    const decision = decideFields({
+      fields: DOCUMENT_FIELDS,
+      source,
+      creator: metric.stored.source,
+      fieldsSet: metric.fieldsSet,
+      owners: ownersOf(metric.stored.fieldSources),
+      differs: new Set(differing.map((change) => change.field)),
+      force: options.forceConflicts ?? false,
+    });
+    const row = keptAsStored(metric.row, stored, decision);
+    const changes = differing.filter((change) => !decision.keep.has(change.field));
+    const fields = changes.map((change) => change.field);
+    for (const conflict of decision.conflicts) conflicts.push({ key: metric.key, index, conflict });
+    const conflictsOf = decision.conflicts.length > 0 ? { conflicts: decision.conflicts } : {};
+    if (fields.includes('versions') || fields.includes('approvals')) {
       // Approvals point at versions: the two are replaced together.
       writes.governanceOf.push(id);
       writes.versions.push(...governance.versions);
@@ -489,17 +588,26 @@ export function planApply(
       writes.inputs.push(...governance.inputs);
     }
     if (fields.length === 0) {
-      entries.push({ key: metric.key, result: 'unchanged', changed_fields: [] });
-      continue;
+      entries.push({ key: metric.key, result: 'unchanged', changed_fields: [], ...conflictsOf });
+      return;
     }
-    writes.updated.push({ id, data: { ...row, createdAt: (stored as StoredMetric).createdAt } });
-    entries.push({ key: metric.key, result: 'updated', changed_fields: fields });
-  }
+    const data = {
+      ...row,
+      appliedHash: metric.hash,
+      source: metric.stored.source,
+      fieldSources: decision.owners,
+      createdAt: stored.createdAt,
+    };
+    writes.updated.push({ id, data });
+    entries.push({ key: metric.key, result: 'updated', changed_fields: fields, changes, ...conflictsOf });
+  });
   const listed = new Set(desired.metrics.map((metric) => metric.key));
   for (const stored of state.metrics) {
     if (listed.has(stored.key)) continue;
-    if (options.prune) writes.removed.push(stored.id);
-    entries.push({ key: stored.key, result: options.prune ? 'removed' : 'absent', changed_fields: [] });
+    // A prune removes the applying source's metrics only: another source's stay, absent from this document.
+    const removed = options.prune && stored.source === source;
+    if (removed) writes.removed.push(stored.id);
+    entries.push({ key: stored.key, result: removed ? 'removed' : 'absent', changed_fields: [] });
   }
   const totals = Object.fromEntries(PLAN_RESULTS.map((result) => [result, 0])) as Record<PlanResult, number>;
   for (const entry of entries) totals[entry.result]++;
@@ -509,5 +617,5 @@ export function planApply(
     writes.trustPolicy = { value: desired.trustPolicy };
   }
   const changes = totals.created + totals.restored + totals.updated + totals.removed > 0 || trustPolicy === 'changed';
-  return { orgId: state.orgId, entries, totals, trustPolicy, writes, changes };
+  return { orgId: state.orgId, source, conflicts, entries, totals, trustPolicy, writes, changes };
 }

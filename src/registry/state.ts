@@ -25,6 +25,10 @@ export interface StoredSummary {
   id: string;
   key: string;
   appliedHash: string | null;
+  /** the source that created it: a prune of that source removes it */
+  source: string;
+  /** document field -> the source that set it (docs/registry.md#sources) */
+  fieldSources: unknown;
 }
 
 /** A metric a prune removed, which an apply listing its key restores. */
@@ -90,7 +94,7 @@ export async function readRegistryState(
 ): Promise<RegistryState> {
   const metrics = await reader.metric.findMany({
     where: { orgId },
-    select: { id: true, key: true, appliedHash: true },
+    select: { id: true, key: true, appliedHash: true, source: true, fieldSources: true },
     orderBy: { key: 'asc' },
   });
   // By key, not the whole archive: a key found here is one the document lists again.

@@ -291,6 +291,8 @@ describe('registry:apply', () => {
     expect(applied.out).toEqual([
       `Plan for organization ${slug}:`,
       expect.stringMatching(planLine('updated', 'a', 'name, tags')),
+      '      name: "Metric a" -> "Renamed"',
+      '      tags: [] -> ["x"]',
       expect.stringMatching(planLine('absent', 'b')),
       'Totals: 0 created, 0 restored, 1 updated, 0 unchanged, 1 absent, 0 removed',
       'Applied.',
@@ -411,12 +413,35 @@ describe('registry:apply --prune of many or every metric', () => {
   it('registry:import --apply --prune of an empty dbt manifest is refused the same way', async () => {
     const slug = await orgOfTwo();
     const manifest = file('semantic_manifest.json', JSON.stringify({ semantic_models: [], metrics: [] }));
-    const refused = await run(['registry:import', '--from', 'dbt', '--org', slug, '--apply', '--prune', manifest]);
+    // The import prunes as the source that made a and b (its own, dbt, has none to remove).
+    const asRegistry = ['--source', 'registry'];
+    const refused = await run([
+      'registry:import',
+      '--from',
+      'dbt',
+      '--org',
+      slug,
+      '--apply',
+      '--prune',
+      ...asRegistry,
+      manifest,
+    ]);
     expect([refused.code, refused.err[0]]).toEqual([1, everyOfTwo]);
     const alone = await run(['registry:import', '--from', 'dbt', '--org', slug, '--allow-removals', '2', manifest]);
     expect([alone.code, alone.err[0]]).toEqual([2, 'Error: --allow-removals goes with --apply']);
     expect(await keysOf(slug)).toEqual(['a', 'b']);
-    const args = ['registry:import', '--from', 'dbt', '--org', slug, '--apply', '--prune', '--allow-removals', '2'];
+    const args = [
+      'registry:import',
+      '--from',
+      'dbt',
+      '--org',
+      slug,
+      '--apply',
+      '--prune',
+      '--allow-removals',
+      '2',
+      ...asRegistry,
+    ];
     await ok([...args, manifest]);
     expect(await keysOf(slug)).toEqual([]);
   });

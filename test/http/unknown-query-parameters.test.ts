@@ -53,14 +53,15 @@ const asOwner = (json = true) => ({
 const events = () => t.database.prisma.changeEvent.count({ where: { orgId: org.id } });
 
 describe('an unknown query parameter on a write route', () => {
-  it('PUT /api/registry?check=true: 400 naming it and the parameters the route takes; nothing applied', async () => {
+  it('PUT /api/registry?verify=true: 400 naming it and the parameters the route takes; nothing applied', async () => {
     const document = JSON.stringify(doc(org.slug, [docMetric('revenue')]));
-    const res = await send('PUT', '/api/registry?check=true', asToken(), document);
+    const res = await send('PUT', '/api/registry?verify=true', asToken(), document);
     expect(res).toEqual({
       status: 400,
       body: {
         error:
-          'unknown query parameter "check": this route takes dry_run, prune, format, default_lifecycle, allow_removals',
+          'unknown query parameter "verify": this route takes dry_run, prune, format, default_lifecycle, ' +
+          'allow_removals, source, force_conflicts, check',
       },
     });
     // A misspelling of a known one is as unknown.
@@ -76,9 +77,9 @@ describe('an unknown query parameter on a write route', () => {
   });
 
   it('is refused before the body is read: a body the route would refuse is never looked at', async () => {
-    const res = await send('PUT', '/api/registry?check', asToken(), '{ not json');
+    const res = await send('PUT', '/api/registry?verify', asToken(), '{ not json');
     expect(res.status).toBe(400);
-    expect(res.body.error).toMatch(/^unknown query parameter "check": /);
+    expect(res.body.error).toMatch(/^unknown query parameter "verify": /);
   });
 
   it('POST /api/validations?dry_run=true: 400; no evidence recorded', async () => {

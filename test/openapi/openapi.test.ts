@@ -699,7 +699,10 @@ describe('registry write routes and service tokens conform', () => {
     const [retention, legacy] = registryDocumentExample.metrics;
     const changed = { ...registryDocumentExample, metrics: [retention, { ...legacy, lifecycle_status: 'RELEASED' }] };
     const updated = await apply('?dry_run=false', cookie(admin), changed, 'json');
-    expect(updated.plan[1]).toEqual(entry('net_revenue_retention_legacy', 'updated', ['lifecycle_status']));
+    expect(updated.plan[1]).toEqual({
+      ...entry('net_revenue_retention_legacy', 'updated', ['lifecycle_status']),
+      changes: [{ field: 'lifecycle_status', from: legacy?.lifecycle_status ?? 'DRAFT', to: 'RELEASED' }],
+    });
     expect(updated.applied).toBe(true);
 
     // A dbt semantic manifest, imported for the caller's organization (dry run: the registry stays as it is).

@@ -418,6 +418,7 @@ describe('updated and unchanged', () => {
           key: 'nrr',
           result: 'updated',
           changed_fields: ['name', 'lifecycle_status', 'policy_tier', 'aliases', 'business_definition'],
+          changes: expect.any(Array),
         },
         { key: 'steady', result: 'unchanged', changed_fields: [] },
       ],
@@ -447,9 +448,9 @@ describe('updated and unchanged', () => {
     );
     expect(plan).toEqual({
       plan: [
-        { key: 'a', result: 'updated', changed_fields: ['project', 'owner_team'] },
-        { key: 'b', result: 'updated', changed_fields: ['project', 'owner_team'] },
-        { key: 'c', result: 'updated', changed_fields: ['project'] },
+        { key: 'a', result: 'updated', changed_fields: ['project', 'owner_team'], changes: expect.any(Array) },
+        { key: 'b', result: 'updated', changed_fields: ['project', 'owner_team'], changes: expect.any(Array) },
+        { key: 'c', result: 'updated', changed_fields: ['project'], changes: expect.any(Array) },
       ],
       totals: totals({ updated: 3 }),
     });
@@ -495,6 +496,7 @@ describe('updated and unchanged', () => {
           'execution_context',
           'governance',
         ],
+        changes: expect.any(Array),
       },
     ]);
     expect((await applied(org, doc(org.slug, [second]))).plan).toEqual([
@@ -554,7 +556,12 @@ describe('versions, approvals and relationships', () => {
       ]),
     );
     expect(plan.plan).toEqual([
-      { key: 'main', result: 'updated', changed_fields: ['versions', 'approvals', 'relationships'] },
+      {
+        key: 'main',
+        result: 'updated',
+        changed_fields: ['versions', 'approvals', 'relationships'],
+        changes: expect.any(Array),
+      },
       { key: 'other', result: 'unchanged', changed_fields: [] },
       { key: 'third', result: 'unchanged', changed_fields: [] },
     ]);
@@ -600,7 +607,7 @@ describe('versions, approvals and relationships', () => {
     await applied(org, doc(org.slug, [docMetric('m', { versions, approvals: [approval] })]));
     const rejected = { ...approval, decision: 'rejected', comment: 'Does not reconcile.' };
     expect((await applied(org, doc(org.slug, [docMetric('m', { versions, approvals: [rejected] })]))).plan).toEqual([
-      { key: 'm', result: 'updated', changed_fields: ['approvals'] },
+      { key: 'm', result: 'updated', changed_fields: ['approvals'], changes: expect.any(Array) },
     ]);
     expect((await detail(org, 'm')).approvals).toEqual([
       expect.objectContaining({ decision: 'rejected', comment: 'Does not reconcile.', approver_user_id: org.ownerId }),
@@ -761,7 +768,7 @@ describe('absent and removed', () => {
     // The kept metric drops its relationship to the removed one in the same apply.
     expect(await applied(org, doc(org.slug, [docMetric('kept')]), 'prune=true')).toEqual({
       plan: [
-        { key: 'kept', result: 'updated', changed_fields: ['relationships'] },
+        { key: 'kept', result: 'updated', changed_fields: ['relationships'], changes: expect.any(Array) },
         { key: 'gone', result: 'removed', changed_fields: [] },
       ],
       totals: totals({ updated: 1, removed: 1 }),
@@ -805,7 +812,7 @@ describe('dry run', () => {
     const dryPrune = planOf(await apply(org, second, 'dry_run=true&prune=true'));
     expect(dryPrune).toEqual({
       plan: [
-        { key: 'a', result: 'updated', changed_fields: ['name'] },
+        { key: 'a', result: 'updated', changed_fields: ['name'], changes: expect.any(Array) },
         { key: 'b', result: 'removed', changed_fields: [] },
       ],
       totals: totals({ updated: 1, removed: 1 }),
@@ -1039,6 +1046,7 @@ describe('drift made behind the service’s back', () => {
       key: 'm',
       result: 'updated',
       changed_fields: ['description'],
+      changes: expect.any(Array),
     });
     await applied(org, document);
     expect((await detail(org, 'm')).metric.description).toBe('About m.');
@@ -1052,6 +1060,7 @@ describe('drift made behind the service’s back', () => {
       key: 'm',
       result: 'updated',
       changed_fields: ['versions'],
+      changes: expect.any(Array),
     });
     await applied(org, document);
     expect((await detail(org, 'm')).versionHistory).toHaveLength(1);
@@ -1065,6 +1074,7 @@ describe('drift made behind the service’s back', () => {
       key: 'm',
       result: 'updated',
       changed_fields: ['relationships'],
+      changes: expect.any(Array),
     });
     await applied(org, document);
     expect((await detail(org, 'm')).relationships).toHaveLength(1);
@@ -1089,7 +1099,7 @@ describe('what a relationship change shows on its target', () => {
       ]),
     );
     expect(plan.plan).toEqual([
-      { key: 'new_nrr', result: 'updated', changed_fields: ['relationships'] },
+      { key: 'new_nrr', result: 'updated', changed_fields: ['relationships'], changes: expect.any(Array) },
       { key: 'old_nrr', result: 'unchanged', changed_fields: [] },
     ]);
     expect(await etag(url, org.key)).not.toBe(before);

@@ -79,7 +79,12 @@ describe('inputs as edges', () => {
     planOf(await apply(org, doc(org.slug, [profit(['revenue', 'expense']), ...others])));
     for (const inputs of [['expense', 'revenue'], ['expense', 'revenue', 'tax'], ['tax'], []]) {
       const { plan } = planOf(await apply(org, doc(org.slug, [profit(inputs), ...others])));
-      expect(plan[0]).toEqual({ key: 'profit', result: 'updated', changed_fields: ['inputs'] });
+      expect(plan[0]).toEqual({
+        key: 'profit',
+        result: 'updated',
+        changed_fields: ['inputs'],
+        changes: expect.any(Array),
+      });
       expect(plan.slice(1).map((entry) => entry.result)).toEqual(['unchanged', 'unchanged', 'unchanged']);
       expect((await storedInputs(org)).profit ?? []).toEqual(inputs);
     }

@@ -135,6 +135,8 @@ describe('a prune that removes much needs its count confirmed', () => {
     const org = await orgWith(['a', 'b']);
     const dry = expectStatus(await apply(org, doc(org.slug, []), 'prune=true&dry_run=true'), 200);
     expect(dry.json().data).toEqual({
+      organization: org.slug,
+      source: 'registry',
       plan: [
         { key: 'a', result: 'removed', changed_fields: [] },
         { key: 'b', result: 'removed', changed_fields: [] },
@@ -192,12 +194,19 @@ describe('a prune that removes much needs its count confirmed', () => {
     }
   });
 
-  it('an empty dbt manifest with prune plans to remove every metric: refused the same way', async () => {
+  it('an empty dbt manifest with prune, as the source of every metric, plans to remove them all: refused the same way', async () => {
     const org = await orgWith(['a', 'b']);
     const manifest = JSON.stringify({ semantic_models: [], metrics: [] });
+    // As its own source (dbt), the import has nothing to remove: the metrics are the registry document's.
+    const own = await putRegistry(t, manifest, {
+      token: org.token,
+      query: 'format=dbt&prune=true&dry_run=true',
+      contentType: 'application/json',
+    });
+    expect(expectStatus(own, 200).json().data.totals).toMatchObject({ removed: 0, absent: 2 });
     const refused = await putRegistry(t, manifest, {
       token: org.token,
-      query: 'format=dbt&prune=true',
+      query: 'format=dbt&prune=true&source=registry',
       contentType: 'application/json',
     });
     expectStatus(refused, 400);
