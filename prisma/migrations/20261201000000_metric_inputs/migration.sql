@@ -1,20 +1,20 @@
 -- Lineage and the trust that follows it (docs/lineage.md, docs/trust.md):
 --
 -- - metric_input: a metric's inputs, other metrics of its organization, as
---   edges (a derived metric over two others has two rows); written by applies
+--   edges (a derived metric over two others has two rows), written by applies
 --   and importers, never by a read. Both ends are metrics of one organization
 --   (the same trigger rule as relationships).
 -- - metric_trust_state.untrusted_inputs: the upstream metrics whose own state
 --   carries over to this one (src/changes/trust-transitions.ts), kept with
---   the announced verdict by the writer that moved them, in its transaction;
+--   the announced verdict by the writer that moved them, in its transaction,
 --   a read takes it from here instead of walking the graph.
--- - organization.trust_policy: the registry document's rules per policy tier;
+-- - organization.trust_policy: the registry document's rules per policy tier,
 --   null keeps the server's defaults.
 -- - metric_usage: reads of a metric per key and day, counted in memory and
 --   written in batches (src/metric/usage.ts).
 --
 -- ETags (see 20261124000200_metric_etag_versions): an edge written bumps both
--- ends (the detail lists a metric's inputs and counts its dependents); a
+-- ends (the detail lists a metric's inputs and counts its dependents), a
 -- change of an input's shown fields or of its announced verdict bumps its
 -- direct dependents, which show them. metrics_version moves with the announced
 -- verdicts too: list totals filtered by verdict are keyed by it.
@@ -96,7 +96,7 @@ CREATE TRIGGER "metric_etag_input_updated" AFTER UPDATE ON "metric_input"
 CREATE TRIGGER "metric_etag_input_deleted" AFTER DELETE ON "metric_input"
   REFERENCING OLD TABLE AS "old_rows" FOR EACH STATEMENT EXECUTE FUNCTION "metric_etag_input_written"();
 
--- The metric itself; the metrics related to it in either direction, and its
+-- The metric itself, the metrics related to it in either direction, and its
 -- direct dependents, when a field they show of it changed.
 CREATE OR REPLACE FUNCTION "metric_etag_updated"() RETURNS trigger LANGUAGE plpgsql AS E'
 BEGIN
