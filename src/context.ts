@@ -77,6 +77,15 @@ export interface ContextOptions {
   contractFields?: boolean;
 }
 
+/**
+ * Whether `principal` may read what only the contract serves (see
+ * {@link Context.contractFields}): any session, a key of
+ * `canonical-metric-api:read` or `metrics:read`.
+ */
+export function readsContractFields(principal: Principal): boolean {
+  return principal.kind === 'session' || scopeSatisfied(principal.scopes, 'canonical-metric-api:read');
+}
+
 export function createContext(
   { prisma, sql, reads, readerAtLeast }: Pick<Context, 'prisma' | 'sql' | 'reads' | 'readerAtLeast'>,
   principal: Principal,
@@ -84,9 +93,7 @@ export function createContext(
   metrics: Metrics,
   options: ContextOptions = {},
 ): Context {
-  const contractFields =
-    options.contractFields ??
-    (principal.kind === 'session' || scopeSatisfied(principal.scopes, 'canonical-metric-api:read'));
+  const contractFields = options.contractFields ?? readsContractFields(principal);
   return {
     prisma,
     sql,

@@ -4,7 +4,7 @@ import { TRUST_REASONS, TRUST_VERDICTS, type Trust, trustVerdict } from '../metr
 import { CONTRACT_SCOPE_NOTE, requireContractScope } from './contract-scope.js';
 import { MetricRef } from './metric.js';
 
-const TrustVerdictEnum = builder.enumType('TrustVerdict', {
+export const TrustVerdictEnum = builder.enumType('TrustVerdict', {
   description: 'Whether to use a metric: use, use_with_caution or do_not_use.',
   values: TRUST_VERDICTS,
 });
