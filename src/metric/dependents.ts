@@ -20,23 +20,23 @@ export interface DependentsPage {
   inverted: boolean;
 }
 
-type PageArgs = { ids: readonly string[]; after: string | null; before: string | null };
+type PageArgs = { ids: readonly string[]; after: string | null; before: string | null; limit: number };
 
 const shapes = new ShapeCache<PageArgs>();
 
-/** The shape of a page's statement: everything its text depends on. */
-const shapeOf = (page: DependentsPage, limit: number) =>
-  `${limit}|${page.inverted ? 'desc' : 'asc'}|${page.after === undefined ? '' : 'a'}${page.before === undefined ? '' : 'b'}`;
+/** The shape of a page's statement: everything its text depends on (the limit is a parameter: 8 shapes in all). */
+const shapeOf = (page: DependentsPage) =>
+  `${page.inverted ? 'desc' : 'asc'}|${page.after === undefined ? '' : 'a'}${page.before === undefined ? '' : 'b'}`;
 
 /** A loader of one page's arguments: a metric's id to the ids of its dependents on that page. */
 export function dependentsLoader(reader: SqlReader, page: DependentsPage): DataLoader<string, string[]> {
   const limit = Math.trunc(page.limit);
   const direction = page.inverted ? sql`DESC` : sql`ASC`;
   return new DataLoader<string, string[]>(async (ids) => {
-    const args: PageArgs = { ids, after: page.after ?? null, before: page.before ?? null };
+    const args: PageArgs = { ids, after: page.after ?? null, before: page.before ?? null, limit };
     const rows = await reader.query(
       shapes.statement(
-        shapeOf(page, limit),
+        shapeOf(page),
         args,
         (p) => sql<{ input_id: string; ids: string[] }>`
           SELECT p.id::text AS input_id, d.ids
@@ -49,7 +49,7 @@ export function dependentsLoader(reader: SqlReader, page: DependentsPage): DataL
                 ${page.after === undefined ? sql`` : sql`AND i.metric_id > ${p.after}::uuid`}
                 ${page.before === undefined ? sql`` : sql`AND i.metric_id < ${p.before}::uuid`}
               ORDER BY i.metric_id ${direction}
-              LIMIT ${sql.lit(limit)}) x) d`,
+              LIMIT ${p.limit}::int) x) d`,
       ),
     );
     const byId = new Map(rows.map((row) => [row.input_id, row.ids]));

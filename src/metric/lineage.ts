@@ -11,6 +11,7 @@ import { sql } from 'kysely';
 import { ShapeCache } from '../db/kysely.js';
 import type { SqlReader } from '../db/sql.js';
 import { type ErrorResponse, errors } from '../errors.js';
+import type { LifecycleStatus } from '../generated/prisma/enums.js';
 import { isUuid } from '../uuid.js';
 import type { TrustVerdictValue } from './trust.js';
 
@@ -39,7 +40,7 @@ export interface LineageNode {
   id: string;
   key: string;
   name: string;
-  lifecycleStatus: string;
+  lifecycleStatus: LifecycleStatus;
   /** the announced verdict (metric_trust_state); null while the metric has none */
   verdict: TrustVerdictValue | null;
   /** edges from the metric walked from, 1 for a direct input or dependent */
@@ -100,8 +101,9 @@ function walkQuery(direction: LineageDirection, paged: boolean, p: WalkArgs) {
   const { from, to } = ENDS[direction];
   const after = paged ? sql`AND (n.depth, n.id) > (${p.afterDepth}::int, ${p.afterId}::uuid)` : sql``;
   // The root is a metric of the organization; every edge from it stays there (a trigger keeps both ends
-  // of an edge in one organization). `parent` and `position` are of the edge walked: UNION drops a row
-  // met again, so a metric reached by two edges at one depth is walked on once.
+  // of an edge in one organization). A row is an edge walked (`parent`, `position`): a metric reached by
+  // two edges at one depth is two rows, but the rows past it are the same and UNION keeps them once, so
+  // the rows grow with the edges, never with the paths (a diamond does not double what is below it).
   return sql<WalkRow>`
     WITH RECURSIVE walk(id, depth, parent, position) AS (
       SELECT m.id, 0, NULL::uuid, NULL::int FROM metric m WHERE m.id = ${p.id}::uuid AND m.org_id = ${p.orgId}::uuid

@@ -56,7 +56,7 @@ const InputMetricRef = builder.objectRef<InputMetricRow>('InputMetric').implemen
     id: t.exposeID('id'),
     key: t.exposeString('key'),
     name: t.exposeString('name'),
-    lifecycleStatus: t.field({ type: LifecycleStatusEnum, resolve: (input) => input.lifecycleStatus as never }),
+    lifecycleStatus: t.expose('lifecycleStatus', { type: LifecycleStatusEnum }),
     position: t.exposeInt('position', { description: "The input's place in the metric's list of inputs, from 0." }),
     verdict: t.field({
       type: TrustVerdictEnum,
@@ -82,7 +82,7 @@ const LineageNodeRef = builder.objectRef<LineageNode>('LineageNode').implement({
     id: t.exposeID('id'),
     key: t.exposeString('key'),
     name: t.exposeString('name'),
-    lifecycleStatus: t.field({ type: LifecycleStatusEnum, resolve: (node) => node.lifecycleStatus as never }),
+    lifecycleStatus: t.expose('lifecycleStatus', { type: LifecycleStatusEnum }),
     verdict: t.field({
       type: TrustVerdictEnum,
       nullable: true,
