@@ -32,6 +32,7 @@ import {
   throttleClient,
 } from './http/request-auth.js';
 import { rootRoute } from './http/root.js';
+import { sourcesRoutes } from './http/sources-routes.js';
 import { sendAsset } from './http/static-assets.js';
 import { usageRoutes } from './http/usage-routes.js';
 import { webhookRoutes } from './http/webhook-routes.js';
@@ -291,6 +292,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     pruneMaxRemovals: config.pruneMaxRemovals,
   });
   await app.register(usageRoutes, { access });
+  await app.register(sourcesRoutes, { access });
   await app.register(exportRoutes, { access });
   await app.register(openApiRoutes, { access });
   await app.register(graphiqlRoutes, { access });

@@ -90,6 +90,7 @@ import {
   keyListExample,
   lineageExample,
   listExample,
+  metricSourcesExample,
   metricUsageExample,
   recordedValidationsExample,
   registryDocumentExample,
@@ -815,6 +816,40 @@ function buildPaths() {
         parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } }],
         responses: {
           '200': ok('The metric’s recent usage.', schemaRef('MetricUsageResponse'), metricUsageExample),
+          '400': errorResponse(
+            'The id is not a UUID, or a query parameter was sent (the route takes none).',
+            rateLimitHeaders,
+            errors.invalidMetricId,
+            errors.unknownQueryParameter('days', []),
+          ),
+          '401': ref('responses', 'WriterUnauthorized'),
+          '403': writerForbidden(''),
+          '404': errorResponse(
+            'The caller’s organization has no metric with this id.',
+            rateLimitHeaders,
+            errors.metricNotFound,
+          ),
+          '429': ref('responses', 'RateLimited'),
+          '500': ref('responses', 'InternalError'),
+          '503': ref('responses', 'ServiceUnavailable'),
+        },
+      },
+    },
+    '/api/metrics/{id}/sources': {
+      get: {
+        operationId: 'getMetricSources',
+        tags: ['Registry'],
+        summary: 'Which source owns which fields of a metric',
+        description:
+          'The source that created the metric (prune removes it only when that source applies) and, for each ' +
+          'field a source set, that source: a source that does not set a field leaves it to its owner, and a ' +
+          'document setting a field another source owns is a conflict (docs/registry.md#sources). A field not ' +
+          'listed belongs to the creating source.\n\n' +
+          writerDescription('registry:write'),
+        security: writer('registry:write'),
+        parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } }],
+        responses: {
+          '200': ok('The metric’s sources.', schemaRef('MetricSourcesResponse'), metricSourcesExample),
           '400': errorResponse(
             'The id is not a UUID, or a query parameter was sent (the route takes none).',
             rateLimitHeaders,

@@ -509,6 +509,20 @@ export const registryNoChangeExample = {
   },
 };
 
+export const metricSourcesExample = {
+  data: {
+    metric_id: metricId,
+    key: 'net_revenue',
+    source: 'dbt:finance',
+    fields: [
+      { field: 'lifecycle_status', source: 'registry' },
+      { field: 'name', source: 'dbt:finance' },
+      { field: 'policy_tier', source: 'registry' },
+      { field: 'sql_expression', source: 'dbt:finance' },
+    ],
+  },
+};
+
 export const metricUsageExample = {
   data: {
     metric_id: metricId,

@@ -622,6 +622,21 @@ export const RegistryPlanResponse = z.object({
   }),
 });
 
+export const MetricSourcesResponse = z.object({
+  data: z.object({
+    metric_id: uuid(),
+    key: z.string(),
+    source: z
+      .string()
+      .describe(
+        'the source that created the metric; prune removes it only for this source, and owns the fields not listed',
+      ),
+    fields: z
+      .array(z.object({ field: z.string().describe('a registry document field'), source: z.string() }))
+      .describe('the fields a source set, by field name, with that source (docs/registry.md#sources)'),
+  }),
+});
+
 export const MetricUsageResponse = z.object({
   data: z.object({
     metric_id: uuid(),
@@ -749,6 +764,7 @@ export const responseSchemas = {
   RevokedServiceTokenResponse,
   RegistryPlanResponse,
   MetricUsageResponse,
+  MetricSourcesResponse,
   RecordedValidationsResponse,
   ChangeEvent,
   ChangeFeed,

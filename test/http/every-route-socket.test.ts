@@ -127,6 +127,10 @@ const CALLS: [route: string, call: () => Call | Promise<Call>][] = [
     'GET /api/metrics/:id/usage',
     () => ({ path: `/api/metrics/${made.metric}/usage`, init: { headers: asToken() }, status: 200 }),
   ],
+  [
+    'GET /api/metrics/:id/sources',
+    () => ({ path: `/api/metrics/${made.metric}/sources`, init: { headers: asToken() }, status: 200 }),
+  ],
   ['GET /api/v1/openapi.json', () => ({ path: '/api/v1/openapi.json', status: 200 })],
   [
     'POST /api/api-keys',

@@ -126,6 +126,7 @@ describe('the document', () => {
         'PUT /api/registry',
         'POST /api/validations',
         'GET /api/metrics/{id}/usage',
+        'GET /api/metrics/{id}/sources',
         'POST /api/service-tokens',
         'GET /api/service-tokens',
         'DELETE /api/service-tokens/{token_id}',
@@ -192,6 +193,7 @@ describe('the document', () => {
       }
     }
     expect(withToken.sort()).toEqual([
+      'GET /api/metrics/{id}/sources',
       'GET /api/metrics/{id}/usage',
       'GET /api/registry',
       'POST /api/validations',

@@ -213,6 +213,27 @@ describe('two dbt projects and a registry document', () => {
     const trips = await prisma().metric.findFirstOrThrow({ where: { orgId: org.id, key: 'trips_count' } });
     expect(trips.description).toBe('Completed trips only.');
     expect((trips.fieldSources as Record<string, string>).description).toBe('registry');
+    // What admins read of it: the creating source, and the owner of each field a source set.
+    const sources = await fetch(`${base}/api/metrics/${trips.id}/sources`, {
+      headers: { authorization: `Bearer ${org.token}` },
+    });
+    expect(sources.status).toBe(200);
+    const { data } = (await sources.json()) as {
+      data: { source: string; fields: { field: string; source: string }[] };
+    };
+    expect(data.source).toBe('dbt:alpha');
+    const owners = Object.fromEntries(data.fields.map(({ field, source }) => [field, source]));
+    expect(owners).toMatchObject({
+      description: 'registry',
+      lifecycle_status: 'registry',
+      policy_tier: 'registry',
+      sql_expression: 'dbt:alpha',
+    });
+    const other = await newTeamOrg(prisma(), 'other');
+    const hidden = await fetch(`${base}/api/metrics/${trips.id}/sources`, {
+      headers: { authorization: `Bearer ${other.token}` },
+    });
+    expect(hidden.status).toBe(404);
     // dbt now conflicts in turn when it sets its own description again.
     const back = await put(org, alpha, '?format=dbt');
     expect(back.status).toBe(400);
