@@ -30,7 +30,7 @@ export const SearchItem = z.object({
   scope: z.string(),
   policy_tier: z.string(),
   owner_team: z.string(),
-  trust: described('{ verdict }: use, use_with_caution or do_not_use'),
+  trust: described('{ verdict }'),
 });
 
 export const SearchOutput = {
@@ -88,7 +88,7 @@ export const ContractOutput = {
   discourse_summary: described('{ open_objections_count, open_proposals_count, last_activity_at } or null'),
   trust: TrustOutput,
   // What it is built from; left out whole last of all (4 KB), those of verdict use first.
-  inputs: described('[{ id, key, name, verdict }] in order'),
+  inputs: described('[{ id, key, name, verdict }]'),
   inputs_omitted: z.number().optional(),
   discussion_summary: z.string().nullable().optional().describe('with summary: true'),
   discussion_summary_meta: described('with summary: true: { cache_hit, charged }').optional(),

@@ -24,6 +24,14 @@ export async function insertEdges(prisma: PrismaClient, edges: readonly (readonl
       WITH ORDINALITY AS e(metric_id, input_id, ord)`;
 }
 
+/**
+ * Forgets every announced verdict, as before any write evaluated them (a
+ * fixture load evaluates them all): the tests announce the ones they mean.
+ */
+export async function forgetVerdicts(prisma: PrismaClient): Promise<void> {
+  await prisma.$executeRaw`DELETE FROM metric_trust_state`;
+}
+
 /** Announces `verdict` for `metricId`, as a write that evaluated it would. */
 export async function announceVerdict(
   prisma: PrismaClient,

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONTRACT_MAX_BYTES, METRIC_MAX_BYTES } from '../../src/mcp/tools.js';
 import { registry } from '../fixtures/registry.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { announceVerdict, insertInputs } from '../helpers/lineage.js';
+import { announceVerdict, forgetVerdicts, insertInputs } from '../helpers/lineage.js';
 
 const r = registry();
 const org = r.org();
@@ -35,6 +35,7 @@ beforeAll(async () => {
   t = await startTestApp({ fixture: r.build() });
   url = new URL('/mcp', await t.app.listen({ port: 0, host: '127.0.0.1' }));
   const { prisma } = t.database;
+  await forgetVerdicts(prisma);
   await insertInputs(prisma, profit.id, [revenue.id, expense.id]);
   await announceVerdict(prisma, revenue.id, 'do_not_use', ['deprecated']);
   await insertInputs(

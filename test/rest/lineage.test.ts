@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_LINEAGE_STEPS } from '../../src/metric/lineage.js';
 import { type MetricJson, registry } from '../fixtures/registry.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { announceVerdict, insertEdges, insertInputs } from '../helpers/lineage.js';
+import { announceVerdict, forgetVerdicts, insertEdges, insertInputs } from '../helpers/lineage.js';
 
 const r = registry();
 const org = r.org();
@@ -52,6 +52,7 @@ beforeAll(async () => {
   t = await startTestApp({ fixture: r.build(), serverTiming: true });
   base = await t.app.listen({ port: 0, host: '127.0.0.1' });
   const { prisma } = t.database;
+  await forgetVerdicts(prisma);
   await insertInputs(prisma, profit.id, [revenue.id, expense.id, refunds.id]);
   await insertInputs(prisma, margin.id, [profit.id, revenue.id]);
   await insertEdges(prisma, [

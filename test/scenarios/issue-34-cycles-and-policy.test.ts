@@ -116,7 +116,12 @@ describe('issue 34: a document that would make a cycle is refused naming it', ()
     ]);
     // And the input that makes no cycle is accepted alone.
     const fine = await http.apply(org, doc(org.slug, [released('c', { inputs: ['d'] })]));
-    expect(fine.plan).toContainEqual({ key: 'c', result: 'updated', changed_fields: ['inputs'] });
+    expect(fine.plan).toContainEqual({
+      key: 'c',
+      result: 'updated',
+      changed_fields: ['inputs'],
+      changes: [{ field: 'inputs', from: [], to: ['d'] }],
+    });
   });
 
   let dbtCycle = '';

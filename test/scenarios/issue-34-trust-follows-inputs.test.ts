@@ -207,7 +207,12 @@ describe('issue 34: trust follows the inputs of an imported dbt manifest', () =>
   it('a manifest that releases total_revenue again brings total_profit back to use, with its event', async () => {
     const imported = await importManifest(revenueAs('RELEASED'));
     expect(imported.plan.filter((entry: { result: string }) => entry.result !== 'unchanged')).toEqual([
-      { key: 'total_revenue', result: 'updated', changed_fields: ['lifecycle_status'] },
+      {
+        key: 'total_revenue',
+        result: 'updated',
+        changed_fields: ['lifecycle_status'],
+        changes: [{ field: 'lifecycle_status', from: 'DEPRECATED', to: 'RELEASED' }],
+      },
     ]);
     const explanations = await everyTransportSays(use);
     expect(explanations).toEqual([]);
