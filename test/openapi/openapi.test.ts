@@ -123,6 +123,7 @@ describe('the document', () => {
         'GET /api/registry',
         'PUT /api/registry',
         'POST /api/validations',
+        'POST /api/validations/dbt',
         'GET /api/metrics/{id}/usage',
         'POST /api/service-tokens',
         'GET /api/service-tokens',
@@ -192,6 +193,7 @@ describe('the document', () => {
       'GET /api/metrics/{id}/usage',
       'GET /api/registry',
       'POST /api/validations',
+      'POST /api/validations/dbt',
       'PUT /api/registry',
     ]);
     expect(document.paths['/api/registry']?.put?.security).toEqual([
