@@ -9,6 +9,7 @@ import { parseArgs } from 'node:util';
 import { AdminError } from './admin/admin-error.js';
 import { createApiKey, listApiKeys, revokeApiKey } from './admin/api-keys.js';
 import { createSession, DEFAULT_SESSION_TTL_HOURS, revokeSessions } from './admin/sessions.js';
+import { EVIDENCE_COMMANDS } from './cli/evidence-commands.js';
 import { EXPORT_COMMANDS } from './cli/export-commands.js';
 import { REGISTRY_COMMANDS } from './cli/registry-commands.js';
 import {
@@ -203,6 +204,7 @@ const COMMANDS: Record<string, Command> = {
   },
   ...REGISTRY_COMMANDS,
   ...EXPORT_COMMANDS,
+  ...EVIDENCE_COMMANDS,
   ...WEBHOOK_COMMANDS,
 };
 

@@ -1,6 +1,7 @@
 /**
  * The registry's write routes: `PUT /api/registry` (apply a registry
- * document) and `POST /api/validations` (validation evidence). Callers are
+ * document), `POST /api/validations` (validation evidence) and
+ * `POST /api/validations/dbt` (the evidence of a dbt run's tests). Callers are
  * automation with a service token holding the route's scope, or a signed-in
  * admin or owner (with the key administration routes' cross-origin rules).
  * A read API key is never accepted here, nor a service token on a read route.
@@ -12,7 +13,8 @@ import type { Principal, ServiceConfig } from '../context.js';
 import { badRequest, documentProblems, errors, HttpError } from '../errors.js';
 import { LifecycleStatus } from '../generated/prisma/enums.js';
 import { applyRegistryDocument } from '../registry/apply.js';
-import { REGISTRY_BODY_LIMIT, VALIDATIONS_BODY_LIMIT } from '../registry/limits.js';
+import { recordDbtEvidence } from '../registry/dbt-validations.js';
+import { DBT_EVIDENCE_BODY_LIMIT, REGISTRY_BODY_LIMIT, VALIDATIONS_BODY_LIMIT } from '../registry/limits.js';
 import { type DocumentReader, DocumentReadFailed, DocumentReadsBusyError } from '../registry/read-off-thread.js';
 import { RegistryError } from '../registry/registry-error.js';
 import { RemovalsNotAllowed } from '../registry/removals.js';
@@ -287,6 +289,37 @@ export async function writeRoutes(app: FastifyInstance, deps: WriteRoutesDeps) {
         await noteOrganizationWrite(access, request, principal.org.id);
         if (events) watcher.poke(principal.org.id);
         return { data: { recorded, duplicates } };
+      } catch (error) {
+        if (error instanceof RegistryError) throw problemsResponse(error.lines());
+        throw busyResponse(error);
+      }
+    },
+  });
+
+  app.route({
+    method: 'POST',
+    url: '/api/validations/dbt',
+    bodyLimit: DBT_EVIDENCE_BODY_LIMIT,
+    handlerTimeout: WRITE_DEADLINE_MS,
+    onRequest: async (request, reply) => {
+      principals.set(request, await admitWriter(access, request, reply, 'validations:write'));
+      rejectUnknownParameters(request.query as Query, []);
+      if (mediaType(request) !== 'application/json') throw new HttpError(errors.jsonContentTypeRequired);
+    },
+    handler: async (request) => {
+      const principal = principalOf(request);
+      const read = await readBody(documentReader.readDbtEvidence(typeof request.body === 'string' ? request.body : ''));
+      if (!read.ok) throw problemsResponse(read.lines);
+      const { evidence } = read;
+      try {
+        const summary = await writeQueue.run(principal.org.id, writerOf(principal, 'validations'), () =>
+          recordDbtEvidence(access.prisma, principal.org.id, evidence, { trust: config.trust }),
+        );
+        if (summary.recorded > 0) {
+          await noteOrganizationWrite(access, request, principal.org.id);
+          watcher.poke(principal.org.id);
+        }
+        return { data: summary };
       } catch (error) {
         if (error instanceof RegistryError) throw problemsResponse(error.lines());
         throw busyResponse(error);

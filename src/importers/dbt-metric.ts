@@ -114,7 +114,7 @@ function refName(value: unknown): string | undefined {
 }
 
 /** Where each metric type names its input metrics (a measure there, in older manifests, is not one). */
-function inputNames(raw: JsonRecord): string[] {
+export function inputNames(raw: JsonRecord): string[] {
   const params = record(raw.type_params) ?? {};
   switch ((text(raw.type) ?? '').toLowerCase()) {
     case 'ratio':

@@ -32,6 +32,7 @@ import {
 import { USAGE_FLUSH_INTERVAL_MS, USAGE_RETENTION_DAYS, USAGE_WINDOW_DAYS } from '../metric/usage.js';
 import { EXPORT_FORMATS, MAX_EXPORT_SOURCE_LENGTH } from '../registry/export.js';
 import {
+  DBT_EVIDENCE_BODY_LIMIT,
   EARLIEST_YEAR,
   LATEST_YEAR,
   MAX_DEPTH,
@@ -85,6 +86,7 @@ import {
   createKeyRequestExample,
   createServiceTokenRequestExample,
   createWebhookRequestExample,
+  dbtValidationsExample,
   deletedWebhookExample,
   detailExample,
   keyListExample,
@@ -789,6 +791,55 @@ function buildPaths() {
           '401': ref('responses', 'WriterUnauthorized'),
           '403': writerForbidden(''),
           '413': bodyTooLarge(VALIDATIONS_BODY_LIMIT),
+          '415': errorResponse('The body is not application/json.', rateLimitHeaders, errors.jsonContentTypeRequired),
+          ...writeQueueResponses,
+          '429': ref('responses', 'RateLimited'),
+          '500': ref('responses', 'InternalError'),
+          '503': ref('responses', 'ServiceUnavailable'),
+        },
+      },
+    },
+    '/api/validations/dbt': {
+      post: {
+        operationId: 'importDbtValidations',
+        tags: ['Registry'],
+        summary: "Record a dbt run's test results as validation evidence",
+        description:
+          "dbt's `target/run_results.json` and `target/manifest.json` of one run, as dbt wrote them, in a JSON body " +
+          `of at most ${DBT_EVIDENCE_BODY_LIMIT / MiB} MiB (a larger project uses the CLI's \`validation:import\`). ` +
+          'A test counts for a metric when it is attached to a model behind a semantic model the metric reads, its ' +
+          'input metrics’ included (a ratio or derived metric takes its inputs’ models); tests on models upstream ' +
+          'of those, or on models no metric reads, count for none. Any failed or errored test makes the metric’s ' +
+          'result `failed`, naming the tests in `details`; else it is `passed` (a warning is named in `details`, ' +
+          'not a failure); skipped tests are no evidence; a metric no counted test is on gets no result. `ran_at` ' +
+          "is the run's `metadata.generated_at`, `source` is `dbt`; metrics are matched by key (the dbt metric's " +
+          'name), and those the organization lacks are reported as `unmatched`. Recorded as POST /api/validations ' +
+          'records (one transaction, events, trust verdicts of the metrics and their dependents); the same run ' +
+          'imported again records nothing (docs/registry.md, "Validation evidence from dbt").\n\n' +
+          `${writeQueueDescription}\n\n` +
+          writerDescription('validations:write'),
+        security: writer('validations:write'),
+        requestBody: { required: true, ...json(schemaRef('DbtEvidenceRequest')) },
+        responses: {
+          '200': ok(
+            'Each metric of the manifest: its result, the tests counted and what became of it.',
+            schemaRef('DbtValidationsResponse'),
+            dbtValidationsExample,
+          ),
+          '400': problemsResponse(
+            'The body is not UTF-8 JSON of `{ run_results, manifest }`, breaks a limit, or a file is not what dbt ' +
+              'writes (every problem is reported, each naming its place); or a query parameter was sent. Nothing ' +
+              'is recorded.',
+            rateLimitHeaders,
+            documentProblems(['run_results.results[3].status: expected a string']),
+            documentProblems([
+              'manifest.semantic_models: this looks like target/semantic_manifest.json, which has no tests; expected ' +
+                'dbt\'s target/manifest.json (an object with "nodes", "semantic_models" and "metrics" objects keyed by unique_id)',
+            ]),
+          ),
+          '401': ref('responses', 'WriterUnauthorized'),
+          '403': writerForbidden(''),
+          '413': bodyTooLarge(DBT_EVIDENCE_BODY_LIMIT),
           '415': errorResponse('The body is not application/json.', rateLimitHeaders, errors.jsonContentTypeRequired),
           ...writeQueueResponses,
           '429': ref('responses', 'RateLimited'),

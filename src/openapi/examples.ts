@@ -573,6 +573,34 @@ export const validationsRequestExample = {
 
 export const recordedValidationsExample = { data: { recorded: 2, duplicates: 0 } };
 
+/** POST /api/validations/dbt: a failing test on the model behind customers, a metric the registry lacks. */
+export const dbtValidationsExample = {
+  data: {
+    ran_at: '2026-03-01T06:00:00.000Z',
+    source: 'dbt',
+    recorded: 2,
+    duplicates: 0,
+    metrics: [
+      { key: 'revenue', status: 'passed', tests: { passed: 3, warned: 1, failed: 0, errored: 0 }, outcome: 'recorded' },
+      {
+        key: 'customer_count',
+        status: 'failed',
+        tests: { passed: 1, warned: 0, failed: 1, errored: 0 },
+        outcome: 'recorded',
+      },
+      {
+        key: 'gross_margin',
+        status: 'passed',
+        tests: { passed: 3, warned: 1, failed: 0, errored: 0 },
+        outcome: 'unmatched',
+      },
+      { key: 'refund_rate', status: null, tests: { passed: 0, warned: 0, failed: 0, errored: 0 }, outcome: 'no_tests' },
+    ],
+    unmatched: ['gross_margin'],
+    results: { counted: 5, onNoMetric: 2, skipped: 1, notTests: 0 },
+  },
+};
+
 /** GET /api/v1/changes: a metric superseded by a new one, in one apply. */
 export const changeFeedExample = {
   data: [

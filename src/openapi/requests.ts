@@ -178,6 +178,21 @@ export const ValidationResultsRequest = validationBatch.describe(
     'and `source`) is not recorded again.',
 );
 
+export const DbtEvidenceRequest = z
+  .strictObject({
+    run_results: z
+      .looseObject({ results: z.array(z.looseObject({ unique_id: z.string(), status: z.string() })) })
+      .describe("dbt's target/run_results.json of a `dbt test` or `dbt build` (schema v6), as dbt wrote it"),
+    manifest: z
+      .looseObject({
+        nodes: z.record(z.string(), z.unknown()),
+        semantic_models: z.record(z.string(), z.unknown()),
+        metrics: z.record(z.string(), z.unknown()),
+      })
+      .describe("dbt's target/manifest.json of the same project (schema v12), as dbt wrote it"),
+  })
+  .describe("A dbt run's artifacts: its test results and the manifest that ties tests to models and metrics.");
+
 /** The route's body, with `scopes` narrowed to what the route accepts (it refuses any other value with 400). */
 export const CreateServiceTokenRequest = createServiceTokenBody.extend({
   scopes: z
@@ -209,6 +224,7 @@ export const requestSchemas = {
   RegistryDefaults,
   RegistryMetric,
   ValidationResultsRequest,
+  DbtEvidenceRequest,
   CreateServiceTokenRequest,
   CreateWebhookRequest,
 } as const;

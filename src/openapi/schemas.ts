@@ -670,6 +670,37 @@ export const RecordedValidationsResponse = z.object({
   }),
 });
 
+const testCounts = z.object({ passed: count(), warned: count(), failed: count(), errored: count() });
+
+export const DbtValidationsResponse = z.object({
+  data: z.object({
+    ran_at: timestamp().describe("the run's metadata.generated_at (else its results' latest completed_at)"),
+    source: z.literal('dbt'),
+    recorded: count().describe('results stored by this request'),
+    duplicates: count().describe('results stored already (this run imported before)'),
+    metrics: z
+      .array(
+        z.object({
+          key: z.string(),
+          status: z.enum(['passed', 'failed']).nullable().describe('null: no counted test is on its models'),
+          tests: testCounts.describe(
+            "the tests counted for it (on the models behind its and its inputs' semantic models)",
+          ),
+          outcome: z
+            .enum(['recorded', 'duplicate', 'unmatched', 'no_tests'])
+            .describe('unmatched: the organization has no metric with this key, so nothing was recorded for it'),
+        }),
+      )
+      .describe('every metric of the manifest'),
+    unmatched: z.array(z.string()).describe('keys of metrics with evidence that the organization does not have'),
+    results: z
+      .object({ counted: count(), onNoMetric: count(), skipped: count(), notTests: count() })
+      .describe(
+        "the run's results: tests counted for a metric, tests on models no metric reads, skipped tests (no evidence), results of nodes that are no tests",
+      ),
+  }),
+});
+
 export const ChangeEvent = z
   .object({
     specversion: z.literal('1.0'),
@@ -766,6 +797,7 @@ export const responseSchemas = {
   MetricUsageResponse,
   MetricSourcesResponse,
   RecordedValidationsResponse,
+  DbtValidationsResponse,
   ChangeEvent,
   ChangeFeed,
   InputMetric,

@@ -63,6 +63,18 @@ export const VALIDATION_LIMITS: StructureLimits = {
 };
 
 /**
+ * POST /api/validations/dbt: `{ "run_results": ..., "manifest": ... }`, dbt's
+ * two artifacts. A manifest.json holds every node of a project (compiled
+ * SQL included): a few MiB for most projects, tens for the largest. 32 MiB
+ * bounds one request and what reading it costs a worker thread; a project
+ * past it records its evidence with the CLI (`validation:import`), which
+ * reads the files in its own process.
+ */
+export const DBT_EVIDENCE_BODY_LIMIT = 32 * 1024 * 1024;
+/** The structure of that body, counted as it is read (a manifest of ~50,000 nodes fits). */
+export const DBT_EVIDENCE_LIMITS: StructureLimits = { depth: MAX_DEPTH, entries: 200_000, nodes: 4_000_000 };
+
+/**
  * Characters (UTF-16 code units) of one text of a registry document: names,
  * labels, keys and list entries; long prose; SQL and what execution renders.
  */

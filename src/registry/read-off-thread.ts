@@ -13,6 +13,7 @@
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type ResourceLimits, Worker } from 'node:worker_threads';
+import type { DbtEvidence } from '../importers/dbt-evidence.js';
 import type { RegistryDocument } from './document.js';
 import type { ReadAnswer, ReadJobKind, ReadJobs, ReadReply, ReadRequest, ReadyMessage } from './read-worker.js';
 import type { RegistryError } from './registry-error.js';
@@ -96,6 +97,8 @@ export interface DocumentReader {
   readRegistry(text: string, options: SourceOptions): Promise<OffThreadSource | DocumentProblems>;
   /** a POST /api/validations body, parsed and validated in a thread */
   readValidations(text: string): Promise<{ ok: true; batch: ValidationBatch } | DocumentProblems>;
+  /** a POST /api/validations/dbt body, read and made each metric's evidence in a thread */
+  readDbtEvidence(text: string): Promise<{ ok: true; evidence: DbtEvidence } | DocumentProblems>;
   /** ends every thread */
   close(): Promise<void>;
 }
@@ -273,6 +276,11 @@ export function createDocumentReader(settings: DocumentReadSettings): DocumentRe
       const read = await run({ kind: 'validations', text });
       if (!read.ok) return read;
       return { ok: true, batch: read.value };
+    },
+    async readDbtEvidence(text) {
+      const read = await run({ kind: 'dbt', text });
+      if (!read.ok) return read;
+      return { ok: true, evidence: read.value };
     },
     async close() {
       closed = true;

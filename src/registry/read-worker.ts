@@ -8,8 +8,10 @@
  */
 import { getHeapStatistics } from 'node:v8';
 import { parentPort } from 'node:worker_threads';
+import { type DbtEvidence, dbtEvidence } from '../importers/dbt-evidence.js';
+import { isRecord } from '../importers/read.js';
 import type { RegistryDocument } from './document.js';
-import { VALIDATION_LIMITS } from './limits.js';
+import { DBT_EVIDENCE_LIMITS, VALIDATION_LIMITS } from './limits.js';
 import { RegistryError, type RegistryProblem } from './registry-error.js';
 import { readRegistrySource, type SourceOptions } from './source.js';
 import { describeTextProblem, parseDocumentText } from './text.js';
@@ -18,6 +20,8 @@ import { parseValidationBatch, type ValidationBatch } from './validations.js';
 export interface ReadJobs {
   registry: { input: { text: string; options: SourceOptions }; value: RegistryDocument };
   validations: { input: { text: string }; value: ValidationBatch };
+  /** a POST /api/validations/dbt body: dbt's run_results and manifest, made the evidence of each metric */
+  dbt: { input: { text: string }; value: DbtEvidence };
   /** problems of a YAML registry document, each line with its place in the text */
   locate: { input: { text: string; problems: RegistryProblem[] }; value: string[] };
 }
@@ -55,6 +59,25 @@ function run(request: ReadRequest): ReadReply<unknown> {
       if (!parsed.ok) return { ok: false, lines: parsed.problems.map(describeTextProblem) };
       try {
         return { ok: true, value: parseValidationBatch(parsed.value) };
+      } catch (error) {
+        if (error instanceof RegistryError) return { ok: false, lines: error.lines() };
+        throw error;
+      }
+    }
+    case 'dbt': {
+      const parsed = parseDocumentText(request.text, 'json', DBT_EVIDENCE_LIMITS);
+      if (!parsed.ok) return { ok: false, lines: parsed.problems.map(describeTextProblem) };
+      const body = parsed.value;
+      const unknown = isRecord(body) ? Object.keys(body).filter((k) => k !== 'run_results' && k !== 'manifest') : [];
+      if (!isRecord(body) || unknown.length > 0) {
+        const what = 'expected { "run_results": <target/run_results.json>, "manifest": <target/manifest.json> }';
+        const lines = isRecord(body)
+          ? unknown.slice(0, 10).map((key) => `${JSON.stringify(key)}: not a member of the body; ${what}`)
+          : [`(document): ${what}`];
+        return { ok: false, lines };
+      }
+      try {
+        return { ok: true, value: dbtEvidence(body.run_results, body.manifest) };
       } catch (error) {
         if (error instanceof RegistryError) return { ok: false, lines: error.lines() };
         throw error;

@@ -55,6 +55,10 @@ export interface RecordedValidations {
   duplicates: number;
   /** events recorded in the change feed */
   events: number;
+  /** keys of results left out because no metric has them (only with `skipUnknown`) */
+  skipped: string[];
+  /** keys of the metrics with a result stored by this call */
+  storedKeys: Set<string>;
 }
 
 /** Parses a batch; RegistryError naming `results[i].field` for each problem. */
@@ -80,7 +84,12 @@ export async function recordValidations(
   prisma: PrismaClient,
   orgId: string,
   batch: ValidationBatch,
-  options: { trust: TrustPolicy; now?: Date },
+  options: {
+    trust: TrustPolicy;
+    now?: Date;
+    /** leave out results for keys no metric has, rather than refuse the batch (evidence of a whole dbt project) */
+    skipUnknown?: boolean;
+  },
 ): Promise<RecordedValidations> {
   return prisma.$transaction(async (tx) => {
     // Serialized with applies: a metric an apply is removing is either still there or reported missing.
@@ -101,8 +110,10 @@ export async function recordValidations(
             },
           ],
     );
-    if (missing.length > 0) throw new RegistryError(missing);
-    const rows = batch.results.map((r) => {
+    if (missing.length > 0 && !options.skipUnknown) throw new RegistryError(missing);
+    const known = batch.results.filter((r) => byKey.has(r.metric_key));
+    const skipped = batch.results.filter((r) => !byKey.has(r.metric_key)).map((r) => r.metric_key);
+    const rows = known.map((r) => {
       const metricId = (byKey.get(r.metric_key) as { id: string }).id;
       return {
         id: uuidV5(metricId, `validation:${JSON.stringify([r.ran_at, r.source])}`),
@@ -138,6 +149,7 @@ export async function recordValidations(
     const affected = await metricsAffectedBy(tx, evidenceOf);
     const transitions = await trustTransitions(tx, orgId, { ids: affected }, options.trust, now);
     const events = await recordEvents(tx, orgId, [...validated, ...transitions], now);
-    return { recorded: stored.length, duplicates: rows.length - stored.length, events };
+    const storedKeys = new Set(stored.map((result) => (byId.get(result.metric_id) as { key: string }).key));
+    return { recorded: stored.length, duplicates: rows.length - stored.length, events, skipped, storedKeys };
   });
 }

@@ -11,6 +11,7 @@ import type { RouteOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createMetrics, startMetricsServer } from '../../src/http/metrics.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
+import { manifestOf, runResultsOf, shop } from '../helpers/dbt-artifacts.js';
 import { type Receiver, startReceiver } from '../helpers/webhook-receiver.js';
 import { doc, docMetric, newTeamOrg, type TeamOrg } from '../registry/support.js';
 
@@ -107,6 +108,18 @@ const CALLS: [route: string, call: () => Call | Promise<Call>][] = [
       }),
       status: 200,
     }),
+  ],
+  [
+    'POST /api/validations/dbt',
+    () => {
+      const spec = shop([{ name: 'not_null_orders_id', model: 'orders', status: 'pass' }]);
+      spec.metrics = [{ name: 'orders', type: 'simple', measure: 'order_total' }];
+      return {
+        path: '/api/validations/dbt',
+        init: json('POST', asToken(), { run_results: runResultsOf(spec), manifest: manifestOf(spec) }),
+        status: 200,
+      };
+    },
   ],
   ['GET /api/registry', () => ({ path: '/api/registry?format=osi', init: { headers: asToken() }, status: 200 })],
   ['GET /api/v1/metrics', () => ({ path: '/api/v1/metrics', init: { headers: asKey() }, status: 200 })],

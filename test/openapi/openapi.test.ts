@@ -125,6 +125,7 @@ describe('the document', () => {
         'GET /api/registry',
         'PUT /api/registry',
         'POST /api/validations',
+        'POST /api/validations/dbt',
         'GET /api/metrics/{id}/usage',
         'GET /api/metrics/{id}/sources',
         'POST /api/service-tokens',
@@ -197,6 +198,7 @@ describe('the document', () => {
       'GET /api/metrics/{id}/usage',
       'GET /api/registry',
       'POST /api/validations',
+      'POST /api/validations/dbt',
       'PUT /api/registry',
     ]);
     expect(document.paths['/api/registry']?.put?.security).toEqual([
