@@ -152,7 +152,8 @@ describe('trust follows inputs', () => {
       url: '/graphql',
       headers: { authorization: `Bearer ${org.key}`, 'content-type': 'application/json' },
       payload: {
-        query: 'query ($id: ID!) { metric(id: $id) { trust { verdict reasons untrustedInputs { key verdict reasons } } } }',
+        query:
+          'query ($id: ID!) { metric(id: $id) { trust { verdict reasons untrustedInputs { key verdict reasons } } } }',
         variables: { id: uuidV5(org.id, 'total_profit') },
       },
     });
