@@ -5,6 +5,7 @@
 
 import { scopeSatisfied } from './auth/scopes.js';
 import type { Database } from './db/client.js';
+import type { DiscussionWrites } from './discussions/writer.js';
 import type { PrismaClient } from './generated/prisma/client.js';
 import type { Plan, PricingState, Role } from './generated/prisma/enums.js';
 import type { Metrics } from './http/metrics.js';
@@ -67,6 +68,8 @@ export interface Context {
    * `definition:read` alone reads list and detail fields only), any session.
    */
   contractFields: boolean;
+  /** what discussion mutations run with (src/discussions/writer.ts); absent: the request cannot write */
+  discussionWrites?: DiscussionWrites;
 }
 
 export interface ContextOptions {
@@ -75,6 +78,8 @@ export interface ContextOptions {
    * scope of its operations itself (the MCP tools).
    */
   contractFields?: boolean;
+  /** for a request that may run discussion mutations (/graphql, the discussion routes) */
+  discussionWrites?: DiscussionWrites;
 }
 
 export function createContext(
@@ -96,6 +101,7 @@ export function createContext(
     config,
     metrics,
     contractFields,
+    ...(options.discussionWrites ? { discussionWrites: options.discussionWrites } : {}),
     loaders: createMetricLoaders(sql, principal.org.id),
   };
 }

@@ -27,6 +27,7 @@ import {
   MAX_SQL_CHARACTERS,
 } from '../registry/limits.js';
 import { validationBatch } from '../registry/validations.js';
+import { discussionRequestSchemas } from './discussion-schemas.js';
 
 /**
  * The fixture format's free JSON value (`expression`, `dimensions[]`, ...), the very instance the fields use:
@@ -194,4 +195,5 @@ export const requestSchemas = {
   ValidationResultsRequest,
   CreateServiceTokenRequest,
   CreateWebhookRequest,
+  ...discussionRequestSchemas,
 } as const;

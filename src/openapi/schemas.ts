@@ -16,6 +16,7 @@ import { LEGACY_STATUSES } from '../metric/lifecycle.js';
 import { MAX_UNTRUSTED_INPUTS, TRUST_REASONS, TRUST_VERDICTS } from '../metric/trust.js';
 import { PLAN_RESULTS, type PlanResult } from '../registry/plan.js';
 import type { DegradedReason } from '../summaries/service.js';
+import { discussionResponseSchemas } from './discussion-schemas.js';
 
 /** Any 8-4-4-4-12 hex string, as the routes accept (src/uuid.ts). */
 const uuid = () => z.guid();
@@ -582,4 +583,5 @@ export const responseSchemas = {
   WebhookTestResponse,
   Health,
   Readiness,
+  ...discussionResponseSchemas,
 } as const;
