@@ -12,7 +12,7 @@ import { isUuid } from '../uuid.js';
 import { authorColumns, requireAdmin, requireMember } from './actor.js';
 import { checkDecision, checkReason } from './limits.js';
 import { type ChallengeRow, readChallenge } from './read.js';
-import { lockedMetric, written } from './threads.js';
+import { metricOf, written } from './threads.js';
 import { type DiscussionCall, inDiscussionTransaction } from './write.js';
 
 export async function openChallenge(
@@ -23,7 +23,7 @@ export async function openChallenge(
   requireMember(call.actor);
   const reason = checkReason(input.reason);
   return inDiscussionTransaction(prisma, call, async (tx, now) => {
-    const metric = await lockedMetric(tx, call.orgId, input.metricId);
+    const metric = await metricOf(tx, call.orgId, input.metricId);
     const raisedBy = authorColumns(call.actor);
     const id = randomUUID();
     await tx.challenge.create({

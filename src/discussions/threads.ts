@@ -19,7 +19,7 @@ import { type DiscussionCall, inDiscussionTransaction } from './write.js';
 type Tx = Prisma.TransactionClient;
 
 /** A metric of the organization, or 404. */
-export async function lockedMetric(tx: Tx, orgId: string, metricId: string): Promise<{ id: string }> {
+export async function metricOf(tx: Tx, orgId: string, metricId: string): Promise<{ id: string }> {
   const metric = isUuid(metricId)
     ? await tx.metric.findFirst({ where: { id: metricId.toLowerCase(), orgId }, select: { id: true } })
     : null;
@@ -124,7 +124,7 @@ export async function openThread(
   const title = checkTitle(input.title);
   const body = checkBody(input.body);
   return inDiscussionTransaction(prisma, call, async (tx, now) => {
-    const metric = await lockedMetric(tx, call.orgId, input.metricId);
+    const metric = await metricOf(tx, call.orgId, input.metricId);
     const author = authorColumns(call.actor);
     const threadId = randomUUID();
     const messageId = randomUUID();

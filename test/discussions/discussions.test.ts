@@ -91,6 +91,9 @@ describe('an objection through GraphQL', () => {
         trust: use,
       });
 
+      const version = async () =>
+        (await t.database.prisma.organization.findUniqueOrThrow({ where: { id: org.id } })).metricsVersion;
+      const listVersion = await version();
       const body = 'Refunds are netted in the month **issued**, not the month of sale.\n\n- see <b>finance</b>';
       const thread = await mutate<Thread & Record<string, unknown>>({ session: org.member }, OPEN, {
         metricId: revenue,
@@ -113,6 +116,8 @@ describe('an objection through GraphQL', () => {
 
       const opened = await contract(t, org, revenue);
       expect(opened.etag).not.toBe(before.etag);
+      // The verdict moved: list totals by verdict are keyed anew.
+      expect(await version()).toBeGreaterThan(listVersion);
       expect(opened.data).toMatchObject({
         discussion_thread_count: 1,
         discussion_message_count: 1,
@@ -647,6 +652,12 @@ describe('API keys', () => {
     expect([res.status, res.json]).toEqual([403, errors.forbidden.body]);
     const gql = await c.gql(forged, OPEN, { metricId: orders, intent: 'objection', title: 'x', body: 'y' });
     expect(gql.status).toBe(403);
+    // A link cannot write either: mutations run on POST only.
+    const query = `mutation { openThread(metricId: "${orders}", intent: objection, title: "x", body: "y") { id } }`;
+    const viaGet = await fetch(new URL(`/graphql?query=${encodeURIComponent(query)}`, base), {
+      headers: { cookie: `session=${org.member}`, accept: 'application/json' },
+    });
+    expect(viaGet.status).toBe(405);
     expect((await contract(t, org, orders)).data.discussion_thread_count).toBe(0);
   });
 });
@@ -739,10 +750,16 @@ describe('caching', () => {
     expect(await generated()).toBe(1);
 
     // A reply, a pin, an edit, a resolution: each a new state, summarized once.
+    const listVersion = (await t.database.prisma.organization.findUniqueOrThrow({ where: { id: org.id } }))
+      .metricsVersion;
     const reply = await mutate<{ id: string }>({ session: org.otherMember }, REPLY, {
       id: thread.id,
       body: 'Yes, in the month issued.',
     });
+    // A reply shows in the metric's own bodies only: the organization's list version stays.
+    expect((await t.database.prisma.organization.findUniqueOrThrow({ where: { id: org.id } })).metricsVersion).toBe(
+      listVersion,
+    );
     for (const write of [
       () => Promise.resolve(),
       () => mutate({ session: org.admin }, PIN, { id: reply.id }),

@@ -7,6 +7,7 @@
  * document describes it.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
+import { parse } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   DISCUSSION_BODY_LIMIT,
@@ -15,8 +16,10 @@ import {
   MAX_TITLE_CHARACTERS,
 } from '../../src/discussions/limits.js';
 import { errors } from '../../src/errors.js';
+import { operationCost } from '../../src/graphql-cost.js';
 import { createKeyRateLimiter } from '../../src/limits/key-rate-limiter.js';
 import { openApiDocument } from '../../src/openapi/document.js';
+import { schema } from '../../src/schema/index.js';
 import { buildTestInstance, silentLogger, startTestApp, type TestApp } from '../helpers/app.js';
 import { lacks, REDIS } from '../helpers/needs.js';
 import { createConformance } from '../openapi/conformance.js';
@@ -377,5 +380,17 @@ describe('concurrent writes', () => {
       ['use_with_caution', 'use'],
     ]);
     expect((await contract(t, busy, metric)).data.trust.verdict).toBe('use');
+  });
+});
+
+describe('GraphQL cost of reading threads', () => {
+  it('one unit per 100 messages a page of threads may list', () => {
+    const cost = (query: string) => operationCost(schema, parse(query), null, {});
+    const id = randomUUID();
+    expect(cost(`{ threads(metricId: "${id}", pageSize: 20) { items { id } } }`)).toBe(4);
+    expect(cost(`{ threads(metricId: "${id}", pageSize: 500) { items { id } } }`)).toBe(4);
+    expect(cost(`{ threads(metricId: "${id}") { items { id } } }`)).toBe(2);
+    expect(cost(`{ threads(metricId: "${id}", pageSize: 1) { items { id } } }`)).toBe(1);
+    expect(cost(`{ thread(id: "${id}") { id } challenges(metricId: "${id}") { items { id } } }`)).toBe(2);
   });
 });
