@@ -4,6 +4,7 @@
  */
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, LogController } from 'fastify';
 import { createLastUsedRecorder } from './auth/last-used.js';
+import { presentedServiceToken } from './auth/service-token.js';
 import { startSweeper } from './changes/sweep.js';
 import { createChangeWatcher, WATCH_INTERVAL_MS } from './changes/watcher.js';
 import { createContext, type ServiceConfig } from './context.js';
@@ -11,12 +12,14 @@ import type { Database } from './db/client.js';
 import { currentQueryStats, withQueryStats } from './db/query-stats.js';
 import type { ReadRouting } from './db/read-routing.js';
 import { isDatabaseUnavailable } from './db/unavailable.js';
+import { DEFAULT_DISCUSSION_WRITES_PER_MINUTE } from './discussions/limits.js';
 import type { TrustProxy } from './env.js';
 import { BEARER_CHALLENGE, badRequest, type ErrorResponse, errors, HttpError } from './errors.js';
 import { graphiqlAssets, graphiqlRoutes } from './graphiql-page.js';
 import { createGraphqlServer, wantsGraphiql } from './graphql-server.js';
 import { apiKeyRoutes } from './http/admin-routes.js';
 import { allowListedOrigins, rejectCrossOrigin } from './http/cross-origin.js';
+import { discussionRoutes, discussionWritesFor } from './http/discussion-routes.js';
 import { sendHttpError } from './http/error-reply.js';
 import { exportRoutes } from './http/export-routes.js';
 import { firstHeader, sessionCookie } from './http/headers.js';
@@ -26,6 +29,7 @@ import { observeReplicas, replicaStatus } from './http/replica-status.js';
 import {
   type AccessDeps,
   admitApiKeyOrSession,
+  admitServiceToken,
   readsOf,
   spendOperationCost,
   type ThrottleConfig,
@@ -88,6 +92,8 @@ export interface AppOptions {
     defaultRateLimit: number;
     /** requests per minute of a service token; default 60 */
     serviceTokenRateLimit?: number;
+    /** discussion writes per minute of one member or service token; default DEFAULT_DISCUSSION_WRITES_PER_MINUTE */
+    discussionWritesPerMinute?: number;
     /** a client must have sent its whole request within this time (408 otherwise) */
     requestTimeoutMs: number;
     throttle: ThrottleConfig;
@@ -294,6 +300,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(usageRoutes, { access });
   await app.register(sourcesRoutes, { access });
   await app.register(exportRoutes, { access });
+  const discussionWrites = {
+    access,
+    watcher,
+    writeQueue,
+    writesPerMinute: config.discussionWritesPerMinute ?? DEFAULT_DISCUSSION_WRITES_PER_MINUTE,
+  };
+  await app.register(discussionRoutes, { ...discussionWrites, config });
   await app.register(openApiRoutes, { access });
   await app.register(graphiqlRoutes, { access });
   await app.register(rootRoute, { access });
@@ -315,12 +328,18 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       if (firstHeader(request, 'authorization') === undefined && sessionCookie(request)) {
         rejectCrossOrigin(request);
       }
-      const principal = await admitApiKeyOrSession(access, request, reply);
+      // A bot's service token (discussions:write) reads and writes discussions only
+      // (src/schema/service-token-access.ts); an API key reads, a session reads and writes.
+      const principal = presentedServiceToken(firstHeader(request, 'authorization')).ok
+        ? await admitServiceToken(access, request, reply, 'discussions:write')
+        : await admitApiKeyOrSession(access, request, reply);
       let overBudget = false;
       const response = await yoga.handleNodeRequestAndResponse(request, reply, {
         req: request,
         reply,
-        graphqlContext: createContext(readsOf(access, request), principal, config, metrics),
+        graphqlContext: createContext(readsOf(access, request), principal, config, metrics, {
+          discussionWrites: discussionWritesFor(discussionWrites, request),
+        }),
         // Admission spent one unit; an operation that asks for more spends the rest before it runs.
         spendCost: async (cost) => {
           overBudget = !(await spendOperationCost(access, reply, principal, cost));

@@ -5,6 +5,7 @@
 
 import { scopeSatisfied } from './auth/scopes.js';
 import type { Database } from './db/client.js';
+import type { DiscussionWrites } from './discussions/writer.js';
 import type { PrismaClient } from './generated/prisma/client.js';
 import type { Plan, PricingState, Role } from './generated/prisma/enums.js';
 import type { Metrics } from './http/metrics.js';
@@ -70,6 +71,8 @@ export interface Context {
   contractFields: boolean;
   /** counts the metrics this request reads one by one (src/metric/usage.ts); null: not counted */
   usage: RequestReads | null;
+  /** what discussion mutations run with (src/discussions/writer.ts); absent: the request cannot write */
+  discussionWrites?: DiscussionWrites;
 }
 
 export interface ContextOptions {
@@ -80,6 +83,8 @@ export interface ContextOptions {
   contractFields?: boolean;
   /** false: the single-metric reads of this context are not counted (the caller counts what it means to) */
   countReads?: boolean;
+  /** for a request that may run discussion mutations (/graphql, the discussion routes) */
+  discussionWrites?: DiscussionWrites;
 }
 
 /**
@@ -115,6 +120,7 @@ export function createContext(
     metrics,
     contractFields,
     usage: options.countReads === false ? null : requestReads(usage, principal),
+    ...(options.discussionWrites ? { discussionWrites: options.discussionWrites } : {}),
     loaders: createMetricLoaders(sql, principal.org.id),
   };
 }

@@ -4,6 +4,7 @@
  */
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import { DEFAULT_DISCUSSION_WRITES_PER_MINUTE } from './discussions/limits.js';
 import { DEFAULT_DOCUMENT_READ_SETTINGS } from './registry/read-off-thread.js';
 import { DEFAULT_PRUNE_MAX_REMOVALS } from './registry/removals.js';
 import {
@@ -224,6 +225,8 @@ export const envSchema = z
     REDIS_CLUSTER_NODES: redisClusterNodes.optional(),
     RATE_LIMIT_PER_MINUTE: positiveInt.default(60),
     SERVICE_TOKEN_RATE_LIMIT_PER_MINUTE: positiveInt.default(60),
+    /** discussion writes a minute of one member (all their sessions) or one service token (docs/discussions.md) */
+    DISCUSSION_WRITES_PER_MINUTE: positiveInt.default(DEFAULT_DISCUSSION_WRITES_PER_MINUTE),
     THROTTLE_PER_MINUTE: positiveInt.default(600),
     THROTTLE_FAILURE_COST: positiveInt.default(10),
     /** unset: http://localhost:{PORT}, so that canonical_url points at this instance */

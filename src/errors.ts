@@ -128,6 +128,35 @@ export const errors = {
   tooManyWords: (name: string, max: number) => plain(400, `${name} must be at most ${max} words`),
   /** a parameter that takes one of a few values (the list's `trust` filter), given another */
   notOneOf: (name: string, allowed: readonly string[]) => plain(400, `${name} must be one of ${allowed.join(', ')}`),
+  /** a discussion's thread, message or challenge that is not the caller organization's (docs/discussions.md) */
+  threadNotFound: plain(404, 'Thread not found'),
+  messageNotFound: plain(404, 'Message not found'),
+  challengeNotFound: plain(404, 'Challenge not found'),
+  /** an API key presented to a discussion write: keys only read */
+  readOnlyApiKey: plain(
+    403,
+    'API keys are read-only: discussions are written by a signed-in member or a service token with discussions:write',
+  ),
+  /** an API key asking for a discussion's threads or challenges, which the contract summarizes for it */
+  threadsNotForApiKeys: plain(
+    403,
+    'API keys read discussions through the contract (counts, discourse_summary, agent_context_notes, ' +
+      'discussion_summary); threads and challenges are read by signed-in members and service tokens with ' +
+      'discussions:write',
+  ),
+  /** a service token on /graphql asking for more than discussions */
+  serviceTokenDiscussionsOnly: plain(
+    403,
+    'A service token reads and writes discussions only on /graphql (threads, thread, challenges and the ' +
+      'mutations); metrics are read with an API key',
+  ),
+  /** a discussion write that the thing's state refuses (a deleted message edited, a challenge decided twice) */
+  discussionConflict: (message: string) => plain(409, message),
+  /** past DISCUSSION_WRITES_PER_MINUTE for one member or service token */
+  discussionWritesLimited: (perMinute: number, retryAfter: number): ErrorResponse => ({
+    ...plain(429, `Too many discussion writes: at most ${perMinute} a minute per member or service token`),
+    retryAfter,
+  }),
   /** text input holding what no metric's text can (src/metric/input.ts): control characters, unpaired surrogates */
   invalidCharacters: (name: string) =>
     plain(400, `${name} must not contain control characters (other than tab and line breaks) or unpaired surrogates`),

@@ -11,7 +11,8 @@
  *   name count once) costs one unit per started 100 metrics it can return:
  *   `metrics(pageSize)` and `metricsConnection(first | last)` by their
  *   effective page size (at most 100, so 1), `metric(id)` 1, any other root
- *   field 1;
+ *   field 1, but `threads(pageSize)`: one unit per started 100 messages its
+ *   threads may list (at most MAX_LISTED_MESSAGES each);
  * - introspection root fields (`__schema`, `__type`, `__typename`) cost
  *   nothing of their own;
  * - below the root fields, for each parent metric the field can be asked of
@@ -45,6 +46,7 @@ import {
   type SelectionSetNode,
   type ValidationRule,
 } from 'graphql';
+import { DEFAULT_THREAD_PAGE_SIZE, MAX_LISTED_MESSAGES, MAX_THREAD_PAGE_SIZE } from './discussions/limits.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './schema/metric-query.js';
 
 /** Metrics one unit of budget reads: one REST list page. */
@@ -62,6 +64,7 @@ function rootFieldCost(name: string, args: Record<string, unknown>): number {
   let metrics = 1;
   if (name === 'metrics') metrics = pageSize(args.pageSize);
   else if (name === 'metricsConnection') metrics = pageSize(args.first ?? args.last);
+  else if (name === 'threads') metrics = threadPageSize(args.pageSize) * MAX_LISTED_MESSAGES;
   return Math.max(1, Math.ceil(metrics / METRICS_PER_UNIT));
 }
 
@@ -71,6 +74,11 @@ function rootParents(name: string, args: Record<string, unknown>): number {
   if (name === 'metricsConnection') return pageSize(args.first ?? args.last);
   if (name === 'metricsByIds') return Array.isArray(args.ids) ? Math.max(1, args.ids.length) : 1;
   return 1;
+}
+
+function threadPageSize(value: unknown): number {
+  const size = typeof value === 'number' && Number.isFinite(value) ? value : DEFAULT_THREAD_PAGE_SIZE;
+  return Math.min(MAX_THREAD_PAGE_SIZE, Math.max(1, size));
 }
 
 type Variables = Record<string, unknown>;

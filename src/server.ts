@@ -139,6 +139,7 @@ const app = await buildApp({
     requestDeadlineMs: env.REQUEST_DEADLINE_MS,
     defaultRateLimit: env.RATE_LIMIT_PER_MINUTE,
     serviceTokenRateLimit: env.SERVICE_TOKEN_RATE_LIMIT_PER_MINUTE,
+    discussionWritesPerMinute: env.DISCUSSION_WRITES_PER_MINUTE,
     requestTimeoutMs: env.REQUEST_TIMEOUT_MS,
     throttle: { pointsPerMinute: env.THROTTLE_PER_MINUTE, failureCost: env.THROTTLE_FAILURE_COST },
     changeSweep: { intervalMs: env.TRUST_SWEEP_INTERVAL_S * 1000, retentionDays: env.CHANGES_RETENTION_DAYS },

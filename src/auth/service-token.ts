@@ -1,7 +1,8 @@
 /**
  * Service-token authentication for the write routes (registry applies,
- * validation evidence). The checks and their messages are the read routes':
- * header, format, lookup by SHA-256, revoked, scope. A read API key has
+ * validation evidence, discussions; `discussions:write` also on /graphql,
+ * src/schema/service-token-access.ts). The checks and their messages are the
+ * read routes': header, format, lookup by SHA-256, revoked, scope. A read API key has
  * another format, so it fails here at the format check, as a service token
  * does on the read routes.
  */
@@ -10,7 +11,7 @@ import type { PrismaClient } from '../generated/prisma/client.js';
 import { type AuthResult, BEARER, organizationSelect } from './authenticate.js';
 import { hashSecret, SERVICE_TOKEN_PATTERN } from './secrets.js';
 
-export const WRITE_SCOPES = ['registry:write', 'validations:write'] as const;
+export const WRITE_SCOPES = ['registry:write', 'validations:write', 'discussions:write'] as const;
 export type WriteScope = (typeof WRITE_SCOPES)[number];
 
 export type PresentedToken = { ok: true; tokenHash: string } | { ok: false; error: ErrorResponse };

@@ -1,7 +1,8 @@
 /**
  * The events of the change feed, as CloudEvents 1.0 (JSON format): what a
  * consumer of a governed metric hears when it is created, changed, removed,
- * restored, validated, or when its trust verdict changes. Every event's `data`
+ * restored, validated, discussed (src/discussions/), or when its trust
+ * verdict changes. Every event's `data`
  * starts with the metric it is about (`id`, `key`, `name`, and
  * `lifecycle_status` after the change); the rest depends on the type (README,
  * "Change feed").
@@ -17,6 +18,7 @@ export const CHANGE_EVENT_TYPES = [
   'metric.version_released',
   'metric.validated',
   'metric.trust_changed',
+  'metric.discussion_changed',
 ] as const;
 export type ChangeEventType = (typeof CHANGE_EVENT_TYPES)[number];
 

@@ -24,7 +24,7 @@ import { rejectCrossOrigin } from './cross-origin.js';
 import { clientErrorHandler } from './error-reply.js';
 import { firstHeader } from './headers.js';
 import { type AccessDeps, admitAdminSession, noteOrganizationWrite } from './request-auth.js';
-import { utf8Body } from './utf8-body.js';
+import { strictJsonBodies } from './utf8-body.js';
 
 export interface ApiKeyRoutesDeps {
   access: AccessDeps;
@@ -115,20 +115,8 @@ export function guardAdminRoutes(
     requireJsonBody(request);
   });
 
-  // Bodies are decoded as strict UTF-8, then parsed as Fastify parses JSON: a name or a description
-  // with bytes that are not UTF-8 is refused, not stored with U+FFFD in place of what was sent.
-  const parseJson = app.getDefaultJsonParser('error', 'error');
-  app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
-    let text: string;
-    try {
-      text = utf8Body(body as Buffer);
-    } catch (error) {
-      done(error as HttpError, undefined);
-      return;
-    }
-    void parseJson(request, text, done);
-  });
+  // A name or a description with bytes that are not UTF-8 is refused, not stored with U+FFFD.
+  strictJsonBodies(app);
 
   // Scoped to the plugin: a body Fastify cannot parse is a 400 `{ error }`, never a 500.
   app.setErrorHandler(clientErrorHandler);

@@ -71,7 +71,7 @@ export const MAX_SEARCH_WORDS = 16;
 export const MAX_FILTER_CHARACTERS = 64;
 
 /** True when `text` has more than `max` code points; never walks far past `max`. */
-function longerThan(text: string, max: number): boolean {
+export function longerThan(text: string, max: number): boolean {
   if (text.length <= max) return false;
   if (text.length > 2 * max) return true;
   let count = 0;

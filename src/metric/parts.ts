@@ -196,10 +196,13 @@ export const notesPart: MetricPart<AgentContextNote[]> = {
               'authorDisplayName', n.author_display_name, 'body', n.body, 'pinnedAt', n.pinned_at,
               'createdAt', n.created_at) ORDER BY n.pinned_at DESC, n.id), '[]')
      FROM (
-       SELECT g.id, g.thread_id, t.intent, u.display_name AS author_display_name, g.body, g.pinned_at, g.created_at
+       SELECT g.id, g.thread_id, t.intent, coalesce(u.display_name, st.name) AS author_display_name, g.body,
+              g.pinned_at, g.created_at
        FROM message g
        JOIN thread t ON t.id = g.thread_id
-       JOIN app_user u ON u.id = g.author_user_id
+       LEFT JOIN app_user u ON u.id = g.author_user_id
+       -- A bot's note (written with a service token) is by the token's name.
+       LEFT JOIN service_token st ON st.id = g.author_token_id
        WHERE g.metric_id = m.id AND g.pinned_at IS NOT NULL AND g.deleted_at IS NULL
        ORDER BY g.pinned_at DESC, g.id
        LIMIT ${AGENT_CONTEXT_NOTE_LIMIT}) n) AS agent_context_notes`,

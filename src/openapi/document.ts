@@ -5,6 +5,7 @@
  * and the headers the routes send). Served at GET /api/v1/openapi.json and
  * rendered at /docs.
  */
+import { WRITE_SCOPES } from '../auth/service-token.js';
 import { DEFAULT_CHANGES_LIMIT, ExpiredCursorError, MAX_CHANGES_LIMIT } from '../changes/feed.js';
 import { badRequest, documentProblems, type ErrorResponse, errors } from '../errors.js';
 import { LifecycleStatus } from '../generated/prisma/enums.js';
@@ -76,6 +77,7 @@ import {
   writeRouteErrors,
   writer,
 } from './components.js';
+import { discussionPaths } from './discussion-paths.js';
 import {
   changeFeedExample,
   contractExample,
@@ -944,7 +946,7 @@ function buildPaths() {
             'The body is not valid; the message says why.',
             rateLimitHeaders,
             badRequest('name must not be empty'),
-            badRequest('scopes must be one or more of registry:write, validations:write (got: metrics:read)'),
+            badRequest(`scopes must be one or more of ${WRITE_SCOPES.join(', ')} (got: metrics:read)`),
           ),
           ...adminErrors,
           '415': errorResponse('The body is not application/json.', rateLimitHeaders, errors.jsonContentTypeRequired),
@@ -1138,7 +1140,7 @@ function readyExample(ready: boolean) {
 }
 
 function buildDocument(): OpenApiDocument {
-  const paths = buildPaths();
+  const paths = { ...buildPaths(), ...discussionPaths() };
   return {
     openapi: '3.1.0',
     info: {
@@ -1149,8 +1151,8 @@ function buildDocument(): OpenApiDocument {
         'Governed metric context (definitions, lifecycle status, approved versions, curated discussion notes) ' +
         'for BI tools, AI agents and CI checks. Read routes take `Authorization: Bearer <API key>`; key and ' +
         'service token administration take a signed-in `session` cookie; the registry’s write routes take a ' +
-        '`Bearer <service token>` or the session of an admin or owner. v1 responses may gain fields: ignore ' +
-        'unknown ones.',
+        '`Bearer <service token>` or the session of an admin or owner; the discussion routes a member’s session or ' +
+        'a service token with `discussions:write`. v1 responses may gain fields: ignore unknown ones.',
     },
     servers: [{ url: '/' }],
     tags: [
@@ -1169,6 +1171,12 @@ function buildDocument(): OpenApiDocument {
       {
         name: 'Webhooks',
         description: 'Signed deliveries of the change feed to endpoints (signed-in admin or owner).',
+      },
+      {
+        name: 'Discussions',
+        description:
+          'Threads, messages, pinned notes for agents and challenges of a metric, written by members (session) ' +
+          'and bots (service token with discussions:write); API keys read them through the contract.',
       },
       { name: 'Operations', description: 'Health and readiness (no authentication).' },
     ],
@@ -1191,8 +1199,8 @@ function buildDocument(): OpenApiDocument {
           bearerFormat: 'cls_ followed by 40 lowercase hex characters',
           description:
             'A service token of the organization (`POST /api/service-tokens`, `npm run cli -- tokens:create`), for ' +
-            'the write routes only. The requirement lists the scope the route needs: `registry:write` or ' +
-            '`validations:write`.',
+            'the write routes only (and, with `discussions:write`, discussions on `/graphql`). The requirement ' +
+            'lists the scope the route needs: `registry:write`, `validations:write` or `discussions:write`.',
         },
         sessionCookie: {
           type: 'apiKey',

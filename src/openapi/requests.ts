@@ -29,6 +29,7 @@ import {
   MAX_SQL_CHARACTERS,
 } from '../registry/limits.js';
 import { validationBatch } from '../registry/validations.js';
+import { discussionRequestSchemas } from './discussion-schemas.js';
 
 /**
  * The fixture format's free JSON value (`expression`, `dimensions[]`, ...), the very instance the fields use:
@@ -227,4 +228,5 @@ export const requestSchemas = {
   DbtEvidenceRequest,
   CreateServiceTokenRequest,
   CreateWebhookRequest,
+  ...discussionRequestSchemas,
 } as const;

@@ -23,6 +23,7 @@ import { DEFINITION_FIELDS, IMPACT_CHANGES, IMPACT_DEPENDENT_KEYS, IMPACT_READER
 import { PLAN_RESULTS, type PlanResult } from '../registry/plan.js';
 import { PLAN_VALUE_MAX_CHARS } from '../registry/plan-values.js';
 import type { DegradedReason } from '../summaries/service.js';
+import { discussionResponseSchemas } from './discussion-schemas.js';
 
 /** Any 8-4-4-4-12 hex string, as the routes accept (src/uuid.ts). */
 const uuid = () => z.guid();
@@ -811,4 +812,5 @@ export const responseSchemas = {
   WebhookTestResponse,
   Health,
   Readiness,
+  ...discussionResponseSchemas,
 } as const;

@@ -22,7 +22,7 @@ const ChangeEventRef = builder.objectRef<CloudEvent>('ChangeEvent').implement({
     source: t.exposeString('source', { description: '/organizations/<organization id>' }),
     type: t.exposeString('type', {
       description:
-        'metric.created, metric.updated, metric.removed, metric.restored, metric.lifecycle_changed, metric.version_released, metric.validated or metric.trust_changed',
+        'metric.created, metric.updated, metric.removed, metric.restored, metric.lifecycle_changed, metric.version_released, metric.validated, metric.trust_changed or metric.discussion_changed',
     }),
     subject: t.exposeString('subject', { description: "the metric's id" }),
     time: t.exposeString('time', { description: 'when the change was made (ISO 8601, UTC)' }),

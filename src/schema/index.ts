@@ -11,6 +11,9 @@ import './trust.js';
 import './revision.js';
 import './lineage.js';
 import './change-event.js';
+import './discussion-mutations.js';
+import './discussion-queries.js';
+import { refuseServiceTokenReads } from './service-token-access.js';
 import { refuseInvalidTextArguments } from './text-arguments.js';
 
-export const schema = refuseInvalidTextArguments(builder.toSchema({ sortSchema: true }));
+export const schema = refuseServiceTokenReads(refuseInvalidTextArguments(builder.toSchema({ sortSchema: true })));

@@ -127,14 +127,16 @@ export function cursorMetricId(cursor: string | undefined): string | undefined {
   return id;
 }
 
-const PaginationRef = builder.objectRef<{ page: number; pageSize: number; total: number }>('Pagination').implement({
-  fields: (t) => ({
-    page: t.exposeInt('page'),
-    pageSize: t.exposeInt('pageSize'),
-    total: t.exposeInt('total'),
-    totalPages: t.int({ resolve: ({ total, pageSize }) => Math.ceil(total / pageSize) }),
-  }),
-});
+export const PaginationRef = builder
+  .objectRef<{ page: number; pageSize: number; total: number }>('Pagination')
+  .implement({
+    fields: (t) => ({
+      page: t.exposeInt('page'),
+      pageSize: t.exposeInt('pageSize'),
+      total: t.exposeInt('total'),
+      totalPages: t.int({ resolve: ({ total, pageSize }) => Math.ceil(total / pageSize) }),
+    }),
+  });
 
 const MetricPageRef = builder.objectRef<PageSource>('MetricPage').implement({
   description: 'One offset page of metrics: plain listing by name, or search results by relevance.',

@@ -1,4 +1,7 @@
-/** Reads the discussion a generator summarizes: threads and their non-deleted messages, one statement. */
+/**
+ * Reads the discussion a generator summarizes: threads and their non-deleted
+ * messages, one statement. A bot's message is by its service token's name.
+ */
 import type { Prisma } from '../generated/prisma/client.js';
 import type { Discussion, DiscussionThread } from './generator.js';
 
@@ -23,11 +26,12 @@ export async function readDiscussion(
   const rows = await db.$queryRaw<DiscussionRow[]>`
     SELECT m.name AS metric_name, t.id::text AS thread_id, t.intent, t.resolution_status::text AS resolution_status,
            t.title, t.created_at AS thread_created_at, g.id::text AS message_id,
-           u.display_name AS author_display_name, g.body, g.created_at, g.pinned_at
+           coalesce(u.display_name, st.name) AS author_display_name, g.body, g.created_at, g.pinned_at
     FROM metric m
     LEFT JOIN thread t ON t.metric_id = m.id
     LEFT JOIN message g ON g.thread_id = t.id AND g.deleted_at IS NULL
     LEFT JOIN app_user u ON u.id = g.author_user_id
+    LEFT JOIN service_token st ON st.id = g.author_token_id
     WHERE m.id = ${metricId}::uuid
     ORDER BY t.created_at, t.id, g.created_at, g.id`;
   const first = rows[0];

@@ -1,7 +1,7 @@
 /**
  * Webhooks (docs/webhooks.md): the admin routes and their refusals, SSRF
- * checks, every event type delivered from real applies and validation
- * evidence to a real receiver verifying signatures with `standardwebhooks`,
+ * checks, every event type delivered from real applies, validation evidence
+ * and discussions to a real receiver verifying signatures with `standardwebhooks`,
  * retries in order, the deliveries listing and disabling.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,7 +12,16 @@ import { createMetrics } from '../../src/http/metrics.js';
 import { DEFAULT_WEBHOOK_SETTINGS } from '../../src/webhooks/settings.js';
 import { buildTestInstance, startTestApp, type TestApp } from '../helpers/app.js';
 import { type Receiver, startReceiver } from '../helpers/webhook-receiver.js';
-import { doc, docMetric, HOST, newTeamOrg, postValidations, putRegistry, type TeamOrg } from '../registry/support.js';
+import {
+  doc,
+  docMetric,
+  HOST,
+  newTeamOrg,
+  postValidations,
+  putRegistry,
+  type TeamOrg,
+  uuidV5,
+} from '../registry/support.js';
 
 const FAST = { allowHttp: true, allowPrivateNetworks: true, retryScheduleMs: [100, 200, 300], timeoutMs: 2000 };
 
@@ -347,7 +356,7 @@ describe('SSRF', () => {
 });
 
 describe('deliveries', () => {
-  it('delivers every event type from real applies and validations, signed, in order', async () => {
+  it('delivers every event type from real applies, validations and discussions, signed, in order', async () => {
     const org = await newTeamOrg(t.database.prisma, 'wh-types');
     const receiver = await startReceiver();
     try {
@@ -376,6 +385,12 @@ describe('deliveries', () => {
         { token: org.token },
       );
       expect(validated.statusCode, validated.body).toBe(200);
+      const discussed = await call('POST', `/api/metrics/${uuidV5(org.id, 'orders')}/threads`, org, {
+        intent: 'question',
+        title: 'Which orders count?',
+        body: 'Are cancelled orders counted?',
+      });
+      expect(discussed.statusCode, discussed.body).toBe(201);
       await apply(
         org,
         [

@@ -66,6 +66,8 @@ export interface TestAppOptions {
   requestDeadlineMs?: number;
   /** requests per minute of a service token; default 60 */
   serviceTokenRateLimit?: number;
+  /** discussion writes per minute of a member or token; default: the service's (DISCUSSION_WRITES_PER_MINUTE) */
+  discussionWritesPerMinute?: number;
   /** connections of the test database's pool (PostgreSQL); default 4 */
   poolSize?: number;
   /** default: one of the app's own, of the service's bounds */
@@ -105,6 +107,7 @@ export async function buildTestInstance(database: Database, options: TestAppOpti
       requestDeadlineMs: options.requestDeadlineMs ?? 20_000,
       defaultRateLimit: options.defaultRateLimit ?? 60,
       serviceTokenRateLimit: options.serviceTokenRateLimit ?? 60,
+      discussionWritesPerMinute: options.discussionWritesPerMinute,
       requestTimeoutMs: options.requestTimeoutMs ?? 30_000,
       throttle: options.throttle ?? { pointsPerMinute: 100_000, failureCost: 10 },
       webhooks: options.webhooks,

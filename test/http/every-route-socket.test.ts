@@ -135,6 +135,7 @@ const CALLS: [route: string, call: () => Call | Promise<Call>][] = [
     'GET /api/v1/metrics/:id/lineage',
     () => ({ path: `/api/v1/metrics/${made.metric}/lineage`, init: { headers: asKey() }, status: 200 }),
   ],
+  ...discussionCalls(),
   ['GET /api/v1/changes', () => ({ path: '/api/v1/changes', init: { headers: asKey() }, status: 200 })],
   [
     'GET /api/metrics/:id/usage',
@@ -273,12 +274,94 @@ const CALLS: [route: string, call: () => Call | Promise<Call>][] = [
   ['DELETE /mcp', () => ({ path: '/mcp', init: { method: 'DELETE', headers: asKey() }, status: 405 })],
 ];
 
+/** The discussion routes, as the owner (a session), on the metric the list found. */
+function discussionCalls(): [string, () => Call][] {
+  const owner = () => ({ ...asAdmin(), 'content-type': 'application/json' });
+  return [
+    [
+      'POST /api/metrics/:id/threads',
+      () => ({
+        path: `/api/metrics/${made.metric}/threads`,
+        init: json('POST', owner(), { intent: 'objection', title: 'Socket', body: 'Over **TCP**.' }),
+        status: 201,
+      }),
+    ],
+    [
+      'GET /api/metrics/:id/threads',
+      () => ({ path: `/api/metrics/${made.metric}/threads`, init: { headers: asAdmin() }, status: 200 }),
+    ],
+    [
+      'GET /api/threads/:id',
+      () => ({ path: `/api/threads/${made.thread}`, init: { headers: asAdmin() }, status: 200 }),
+    ],
+    [
+      'POST /api/threads/:id/messages',
+      () => ({
+        path: `/api/threads/${made.thread}/messages`,
+        init: json('POST', owner(), { body: 'A reply.' }),
+        status: 201,
+      }),
+    ],
+    [
+      'PATCH /api/messages/:id',
+      () => ({ path: `/api/messages/${made.message}`, init: json('PATCH', owner(), { body: 'Edited.' }), status: 200 }),
+    ],
+    [
+      'POST /api/messages/:id/pin',
+      () => ({ path: `/api/messages/${made.message}/pin`, init: json('POST', owner(), {}), status: 200 }),
+    ],
+    [
+      'DELETE /api/messages/:id/pin',
+      () => ({
+        path: `/api/messages/${made.message}/pin`,
+        init: { method: 'DELETE', headers: asAdmin() },
+        status: 200,
+      }),
+    ],
+    [
+      'POST /api/threads/:id/resolve',
+      () => ({ path: `/api/threads/${made.thread}/resolve`, init: json('POST', owner(), {}), status: 200 }),
+    ],
+    [
+      'POST /api/threads/:id/reopen',
+      () => ({ path: `/api/threads/${made.thread}/reopen`, init: json('POST', owner(), {}), status: 200 }),
+    ],
+    [
+      'DELETE /api/messages/:id',
+      () => ({ path: `/api/messages/${made.message}`, init: { method: 'DELETE', headers: asAdmin() }, status: 200 }),
+    ],
+    [
+      'POST /api/metrics/:id/challenges',
+      () => ({
+        path: `/api/metrics/${made.metric}/challenges`,
+        init: json('POST', owner(), { reason: 'Why?' }),
+        status: 201,
+      }),
+    ],
+    [
+      'GET /api/metrics/:id/challenges',
+      () => ({ path: `/api/metrics/${made.metric}/challenges`, init: { headers: asAdmin() }, status: 200 }),
+    ],
+    [
+      'POST /api/challenges/:id/decision',
+      () => ({
+        path: `/api/challenges/${made.challenge}/decision`,
+        init: json('POST', owner(), { decision: 'accepted', reason: 'Because.' }),
+        status: 200,
+      }),
+    ],
+  ];
+}
+
 /** What a call's answer gives later calls. */
 async function remember(route: string, res: Response): Promise<void> {
   if (route === 'GET /api/v1/metrics') made.metric = (await res.clone().json()).data[0].id;
   const id = async () => (await res.clone().json()).data.id as string;
   if (route === 'POST /api/api-keys') made.apiKey = await id();
   if (route === 'POST /api/service-tokens') made.serviceToken = await id();
+  if (route === 'POST /api/metrics/:id/threads') made.thread = await id();
+  if (route === 'POST /api/threads/:id/messages') made.message = await id();
+  if (route === 'POST /api/metrics/:id/challenges') made.challenge = await id();
   if (route === 'POST /api/webhooks') {
     const { data } = await res.clone().json();
     made.webhook = data.id;

@@ -3,7 +3,8 @@
  * a signed-in admin or owner (with the key administration routes'
  * cross-origin rules) or a service token holding the route's scope, within
  * the token's own rate limit. A read API key is never accepted on a write
- * route, a service token never on a read route, /graphql or /mcp. Every
+ * route, a service token never on a read route or /mcp, nor on /graphql
+ * without discussions:write (docs/discussions.md). Every
  * refusal is the contract's exact status and body, and writes nothing.
  */
 import { randomBytes } from 'node:crypto';
@@ -210,7 +211,9 @@ describe('service tokens on the read routes', () => {
     expect((await t.get(url, readKey.secret)).statusCode).toBe(200);
   });
 
-  it('POST /graphql: 401 Invalid API key format', async () => {
+  // /graphql takes a service token for discussions only (docs/discussions.md): without
+  // discussions:write it is refused, with it a metric read is (src/schema/service-token-access.ts).
+  it('POST /graphql: 403 Insufficient scope without discussions:write', async () => {
     const res = await t.inject({
       method: 'POST',
       url: '/graphql',
@@ -221,7 +224,7 @@ describe('service tokens on the read routes', () => {
       },
       payload: { query: '{ metrics(pageSize: 1) { pagination { total } } }' },
     });
-    expectError(res, 401, badFormat);
+    expectError(res, 403, { error: 'Insufficient scope' });
   });
 
   it('POST /mcp: 401 Invalid API key format', async () => {

@@ -137,6 +137,19 @@ describe('the document', () => {
         'GET /api/webhooks/{webhook_id}/deliveries',
         'POST /api/webhooks/{webhook_id}/test',
         'POST /api/webhooks/{webhook_id}/enable',
+        'POST /api/metrics/{id}/threads',
+        'GET /api/metrics/{id}/threads',
+        'GET /api/threads/{id}',
+        'POST /api/threads/{id}/messages',
+        'POST /api/threads/{id}/resolve',
+        'POST /api/threads/{id}/reopen',
+        'PATCH /api/messages/{id}',
+        'DELETE /api/messages/{id}',
+        'POST /api/messages/{id}/pin',
+        'DELETE /api/messages/{id}/pin',
+        'POST /api/metrics/{id}/challenges',
+        'GET /api/metrics/{id}/challenges',
+        'POST /api/challenges/{id}/decision',
       ].sort(),
     );
     const list = document.paths['/api/v1/metrics']?.get as { parameters: Record<string, unknown>[] };
@@ -193,14 +206,29 @@ describe('the document', () => {
         if (schemes.includes('bearerAuth')) expect(path, `${method} ${path}`).toMatch(/^\/api\/v1\/(metrics|changes)/);
       }
     }
-    expect(withToken.sort()).toEqual([
-      'GET /api/metrics/{id}/sources',
-      'GET /api/metrics/{id}/usage',
-      'GET /api/registry',
-      'POST /api/validations',
-      'POST /api/validations/dbt',
-      'PUT /api/registry',
-    ]);
+    const discussions = Object.entries(document.paths)
+      .filter(([path]) => /^\/api\/(metrics|threads|messages|challenges)\//.test(path))
+      .filter(([path]) => !/\/(usage|sources)$/.test(path))
+      .flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`));
+    expect(discussions).toHaveLength(13);
+    expect(withToken.sort()).toEqual(
+      [
+        'GET /api/metrics/{id}/sources',
+        'GET /api/metrics/{id}/usage',
+        'GET /api/registry',
+        'POST /api/validations',
+        'POST /api/validations/dbt',
+        'PUT /api/registry',
+        ...discussions,
+      ].sort(),
+    );
+    for (const route of discussions) {
+      const [method, path] = route.split(' ') as [string, string];
+      expect(document.paths[path]?.[method.toLowerCase()]?.security, route).toEqual([
+        { serviceToken: ['discussions:write'] },
+        { sessionCookie: [] },
+      ]);
+    }
     expect(document.paths['/api/registry']?.put?.security).toEqual([
       { serviceToken: ['registry:write'] },
       { sessionCookie: [] },
