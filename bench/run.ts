@@ -122,7 +122,7 @@ async function main() {
     await migratePostgres(databaseUrl);
     const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
     const seedStart = Date.now();
-    const data = await seed(pool, metrics);
+    const data = await seed(pool, metrics, databaseUrl);
     await pool.end();
     const seedSeconds = (Date.now() - seedStart) / 1000;
     log(`seeded in ${seedSeconds.toFixed(1)} s: ${JSON.stringify(data.counts)}`);
