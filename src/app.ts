@@ -53,6 +53,7 @@ import {
   writeConnections,
 } from './registry/write-queue.js';
 import { changesRoute } from './rest/changes-route.js';
+import { lineageRoute } from './rest/lineage-route.js';
 import { restRoutes } from './rest/routes.js';
 import {
   DEFAULT_WEBHOOK_SETTINGS,
@@ -271,6 +272,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   }
   await app.register(restRoutes, { access, config });
   await app.register(changesRoute, { access, config, watcher });
+  await app.register(lineageRoute, { access, config });
   await app.register(apiKeyRoutes, { access });
   await app.register(webhookRoutes, { access, settings: webhookSettings });
   const writeQueue = createRegistryWriteQueue(prisma, {

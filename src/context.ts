@@ -82,9 +82,14 @@ export interface ContextOptions {
   countReads?: boolean;
 }
 
-/** {@link Context.contractFields} of a caller: any session; a key or token with the contract route's scope. */
-export const readsContractFields = (principal: Principal): boolean =>
-  principal.kind === 'session' || scopeSatisfied(principal.scopes, 'canonical-metric-api:read');
+/**
+ * Whether `principal` may read what only the contract serves (see
+ * {@link Context.contractFields}): any session, a key of
+ * `canonical-metric-api:read` or `metrics:read`.
+ */
+export function readsContractFields(principal: Principal): boolean {
+  return principal.kind === 'session' || scopeSatisfied(principal.scopes, 'canonical-metric-api:read');
+}
 
 export function createContext(
   {

@@ -70,6 +70,8 @@ export const errors = {
         (known.length ? `this route takes ${known.join(', ')}` : 'this route takes none'),
     ),
   bodyNotUtf8: plain(400, 'The request body is not valid UTF-8'),
+  /** a query parameter (or GraphQL argument) of a read outside its documented values: `<name> must be <rule>` */
+  invalidParameter: (name: string, rule: string) => plain(400, `${name} must be ${rule}`),
   /** a registry document for another organization than the caller's */
   otherOrganization: (named: string, own: string) =>
     plain(403, `the document's organization "${named}" is not the caller's organization (${own})`),

@@ -14,6 +14,13 @@
  *   field 1;
  * - introspection root fields (`__schema`, `__type`, `__typename`) cost
  *   nothing of their own;
+ * - below the root fields, for each parent metric the field can be asked of
+ *   (a page's or connection's page size, the ids of `metricsByIds`, the
+ *   nodes of `dependents` above it; one for any other field): `lineage`
+ *   costs one unit per parent (a walk, as one REST lineage request), and
+ *   `dependents(first | last)` one unit per started 100 metrics it can
+ *   return for all its parents together (20 aliases of a lineage cost 20
+ *   more; a list page of 100 with dependents(first: 100) 100 more);
  * - an operation costs at least 1.
  *
  * Root fields dropped by `@skip`/`@include` cost nothing.
@@ -21,14 +28,19 @@
 import {
   type DocumentNode,
   type FieldNode,
+  type FragmentDefinitionNode,
   GraphQLError,
+  type GraphQLField,
   GraphQLIncludeDirective,
+  type GraphQLObjectType,
   type GraphQLSchema,
   GraphQLSkipDirective,
   getArgumentValues,
   getDirectiveValues,
+  getNamedType,
   getOperationAST,
   getVariableValues,
+  isObjectType,
   Kind,
   type SelectionSetNode,
   type ValidationRule,
@@ -53,7 +65,78 @@ function rootFieldCost(name: string, args: Record<string, unknown>): number {
   return Math.max(1, Math.ceil(metrics / METRICS_PER_UNIT));
 }
 
+/** Metrics a root field returns at most: the parents of the fields below it. */
+function rootParents(name: string, args: Record<string, unknown>): number {
+  if (name === 'metrics') return pageSize(args.pageSize);
+  if (name === 'metricsConnection') return pageSize(args.first ?? args.last);
+  if (name === 'metricsByIds') return Array.isArray(args.ids) ? Math.max(1, args.ids.length) : 1;
+  return 1;
+}
+
 type Variables = Record<string, unknown>;
+
+/** The field's arguments, or none when they do not coerce (execution then fails the field, reading nothing). */
+function argumentsOf(definition: GraphQLField<unknown, unknown> | undefined, node: FieldNode, variables: Variables) {
+  try {
+    return definition ? getArgumentValues(definition, node, variables) : {};
+  } catch {
+    return {};
+  }
+}
+
+/**
+ * Units the fields below a root field cost (see the module comment) for
+ * `parents` metrics above them. Each fragment is costed once per number of
+ * parents: a document spreading fragments into each other costs its size to
+ * cost, not the size of its expansion.
+ */
+function nestedCost(
+  schema: GraphQLSchema,
+  fragments: ReadonlyMap<string, FragmentDefinitionNode>,
+  variables: Variables,
+) {
+  const memo = new Map<string, number>();
+  const typeNamed = (name: string | undefined, fallback: GraphQLObjectType) => {
+    const type = name === undefined ? undefined : schema.getType(name);
+    return isObjectType(type) ? type : fallback;
+  };
+  const walk = (set: SelectionSetNode | undefined, type: GraphQLObjectType, parents: number): number => {
+    let cost = 0;
+    for (const selection of set?.selections ?? []) {
+      if (!included(selection, variables)) continue;
+      if (selection.kind === Kind.INLINE_FRAGMENT) {
+        cost += walk(selection.selectionSet, typeNamed(selection.typeCondition?.name.value, type), parents);
+        continue;
+      }
+      if (selection.kind === Kind.FRAGMENT_SPREAD) {
+        const fragment = fragments.get(selection.name.value);
+        if (!fragment) continue;
+        const key = `${fragment.name.value}|${parents}`;
+        let known = memo.get(key);
+        if (known === undefined) {
+          // A cycle of fragments is refused by validation before this runs; the entry stops one anyway.
+          memo.set(key, 0);
+          known = walk(fragment.selectionSet, typeNamed(fragment.typeCondition.name.value, type), parents);
+          memo.set(key, known);
+        }
+        cost += known;
+        continue;
+      }
+      const definition = type.getFields()[selection.name.value];
+      const below = definition ? getNamedType(definition.type) : undefined;
+      let count = parents;
+      if (selection.name.value === 'lineage') cost += parents;
+      if (selection.name.value === 'dependents') {
+        const args = argumentsOf(definition, selection, variables);
+        count = parents * pageSize(args.first ?? args.last);
+        cost += Math.ceil(count / METRICS_PER_UNIT);
+      }
+      if (isObjectType(below)) cost += walk(selection.selectionSet, below, count);
+    }
+    return cost;
+  };
+  return walk;
+}
 
 function included(node: FieldNode | { directives?: FieldNode['directives'] }, variables: Variables): boolean {
   if (getDirectiveValues(GraphQLSkipDirective, node, variables)?.if === true) return false;
@@ -108,20 +191,23 @@ export function operationCost(
   if (coerced.errors) return 1;
   const variables = coerced.coerced;
   const fields = rootType.getFields();
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const definition of document.definitions) {
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+  }
+  const below = nestedCost(schema, fragments, variables);
   let cost = 0;
   for (const [, nodes] of rootFields(document, operation.selectionSet, variables)) {
     let fieldCost = 0;
+    let nested = 0;
     for (const node of nodes) {
       const definition = fields[node.name.value];
-      let args: Record<string, unknown> = {};
-      try {
-        if (definition) args = getArgumentValues(definition, node, variables);
-      } catch {
-        // An argument that does not coerce fails execution; the field then reads nothing.
-      }
+      const args = argumentsOf(definition, node, variables);
       fieldCost = Math.max(fieldCost, rootFieldCost(node.name.value, args));
+      const type = definition ? getNamedType(definition.type) : undefined;
+      if (isObjectType(type)) nested += below(node.selectionSet, type, rootParents(node.name.value, args));
     }
-    cost += fieldCost;
+    cost += fieldCost + nested;
   }
   return Math.max(1, cost);
 }

@@ -3,7 +3,8 @@
  * by cutting the descriptions to a common length ({@link fitToBytes}); a
  * contract by leaving out and cutting commentary only ({@link fitContract}).
  * Each cut string ends in a visible marker. Identifiers, keys, timestamps,
- * counts and the business definition are never touched.
+ * counts and the business definition are never touched. A metric's inputs
+ * are left out whole, last of all ({@link fitInputs}).
  */
 
 export const TRUNCATION_MARKER = '…[truncated]';
@@ -99,4 +100,43 @@ function longestFit<T>(limitBytes: number, build: (max: number) => T): T | null 
     else high = mid - 1;
   }
   return build(low);
+}
+
+/** What {@link fitInputs} may leave out: a metric's inputs with their verdicts. */
+export interface WithInputs {
+  inputs: { verdict: string | null }[];
+}
+
+/**
+ * `result` within `limitBytes` by leaving out whole inputs, as few as
+ * fit: first those whose verdict is `use` (the last first), then the
+ * others; those kept stay in their order. An input that is not `use` is
+ * what an agent must hear of, so it goes last. `inputs_omitted` counts the
+ * inputs left out (present only when some are). Unchanged when it fits;
+ * with every input left out, the budget gives way to the rest.
+ */
+export function fitInputs<T extends WithInputs>(limitBytes: number, result: T): T & { inputs_omitted?: number } {
+  if (jsonBytes(result) <= limitBytes) return result;
+  const indexes = result.inputs.map((_, i) => i).reverse();
+  const order = [
+    ...indexes.filter((i) => result.inputs[i]?.verdict === 'use'),
+    ...indexes.filter((i) => result.inputs[i]?.verdict !== 'use'),
+  ];
+  const without = (count: number) => {
+    const left = new Set(order.slice(0, count));
+    return {
+      ...result,
+      inputs: result.inputs.filter((_, i) => !left.has(i)),
+      ...(count ? { inputs_omitted: count } : {}),
+    };
+  };
+  // The fewest left out that fit (leaving out more never makes the result larger).
+  let low = 1;
+  let high = order.length;
+  while (low < high) {
+    const mid = Math.floor((low + high) / 2);
+    if (jsonBytes(without(mid)) <= limitBytes) high = mid;
+    else low = mid + 1;
+  }
+  return without(high);
 }

@@ -60,6 +60,8 @@ export const MetricOutput = {
   scope: z.string(),
   tags: z.array(z.string()),
   trust: trustAsInContract,
+  inputs: described("as the contract's"),
+  inputs_omitted: z.number().optional(),
 };
 
 export const ContractOutput = {
@@ -85,6 +87,9 @@ export const ContractOutput = {
   agent_context_notes_omitted: z.number().optional().describe('older notes left out (4 KB)'),
   discourse_summary: described('{ open_objections_count, open_proposals_count, last_activity_at } or null'),
   trust: TrustOutput,
+  // What it is built from; left out whole last of all (4 KB), those of verdict use first.
+  inputs: described('[{ id, key, name, verdict }] in order'),
+  inputs_omitted: z.number().optional(),
   discussion_summary: z.string().nullable().optional().describe('with summary: true'),
   discussion_summary_meta: described('with summary: true: { cache_hit, charged }').optional(),
 };

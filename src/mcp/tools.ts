@@ -35,7 +35,7 @@ import {
 } from '../rest/operations.generated.js';
 import { CURSOR_EXPIRED, INVALID_CURSOR } from '../schema/change-event.js';
 import { isUuid } from '../uuid.js';
-import { fitContract, fitToBytes, shorten } from './fit.js';
+import { fitContract, fitInputs, fitToBytes, shorten } from './fit.js';
 import {
   type ChangeItem,
   ChangesOutput,
@@ -56,6 +56,8 @@ export const SEARCH_DEFAULT_PAGE_SIZE = 10;
  * answers at most (descriptions are cut to fit).
  */
 export const CONTRACT_MAX_BYTES = 4096;
+/** Bytes of serialized structuredContent get_metric answers at most, as far as leaving out inputs makes it. */
+export const METRIC_MAX_BYTES = 4096;
 export const SEARCH_PAGE_MAX_BYTES = 8192;
 /** list_changes: events a call answers by default and at most, and the bytes a page answers at most. */
 export const CHANGES_DEFAULT_LIMIT = 20;
@@ -305,9 +307,11 @@ export function createMcpServer(deps: ToolDeps): McpServer {
             : dataOf(await runOperation(AgentMetricByKeyDocument, ref, ctx)).metricByKey;
         if (!metric) throw new ToolFailure(messages.notFound);
         const [trust] = await explained(ctx, [metric.id], [metric.trust]);
-        return { ...metric, trust };
+        return fitInputs(METRIC_MAX_BYTES, { ...metric, trust, inputs: metric.inputs ?? [] });
       },
-      (m) => `${m.name} (${m.key}, ${m.lifecycle_status}, v${m.definition_version}): ${trustLine(m.trust as TrustOut)}`,
+      (m) =>
+        `${m.name} (${m.key}, ${m.lifecycle_status}, v${m.definition_version}): ${trustLine(m.trust as TrustOut)}` +
+        inputsLine(m),
     ),
   );
 
@@ -316,8 +320,8 @@ export function createMcpServer(deps: ToolDeps): McpServer {
     {
       title: 'Get a metric contract',
       description:
-        'The contract of a metric (by id or key) with its trust verdict. Within 4 KB: older notes left out, ' +
-        'then the last note and the summary cut; never the definition or other facts.',
+        "A metric's contract: trust verdict, inputs. Within 4 KB: older notes left out, then the last note and " +
+        'summary cut, then inputs; never the definition.',
       inputSchema: {
         ...metricRef,
         summary: z.boolean().optional().describe('adds discussion_summary (billed)'),
@@ -349,9 +353,17 @@ export function createMcpServer(deps: ToolDeps): McpServer {
           deps.log.error({ errors: result.errors.map((e) => e.message) }, 'MCP contract: supporting read failed');
         }
         if (!result.data?.metric) throw new ToolFailure(messages.notFound);
-        const { data } = contractEnvelope(result.data.metric).body as { data: z.infer<typeof MetricContract> };
+        const { data: contract } = contractEnvelope(result.data.metric).body as {
+          data: z.infer<typeof MetricContract>;
+        };
+        // The dependents count is the REST contract's: tools/list has no byte left to spell it for agents.
+        const { dependents_count: _dependents, ...data } = contract;
         const [trust] = await explained(ctx, [data.metric_id], [data.trust]);
-        return fitContract(CONTRACT_MAX_BYTES, { ...data, trust: trust as TrustOutputValue });
+        // Commentary first (notes, the summary), then inputs: the facts an agent decides by go last.
+        return fitInputs(
+          CONTRACT_MAX_BYTES,
+          fitContract(CONTRACT_MAX_BYTES, { ...data, trust: trust as TrustOutputValue }),
+        );
       },
       (c) => {
         const notes = (c.agent_context_notes as unknown[]).length;
@@ -359,7 +371,7 @@ export function createMcpServer(deps: ToolDeps): McpServer {
         const charged = c.discussion_summary_meta
           ? `; summary ${(c.discussion_summary_meta as { charged: boolean }).charged ? 'billed' : 'not billed'}`
           : '';
-        return `${c.name} (${c.lifecycle_status}): ${trustLine(c.trust as TrustOut)}; ${validated}; ${notes} pinned notes${charged}`;
+        return `${c.name} (${c.lifecycle_status}): ${trustLine(c.trust as TrustOut)}; ${validated}; ${notes} pinned notes${charged}${inputsLine(c)}`;
       },
     ),
   );
@@ -492,6 +504,15 @@ export function createMcpServer(deps: ToolDeps): McpServer {
 }
 
 type TrustOut = z.infer<typeof Trust>;
+
+/** The inputs of a tool's answer in a few words: `; built from a (use), b (do_not_use)`, or nothing. */
+function inputsLine(result: Structured): string {
+  const inputs = (result.inputs ?? []) as { key: string; verdict: string | null }[];
+  const omitted = (result.inputs_omitted as number | undefined) ?? 0;
+  if (!inputs.length && !omitted) return '';
+  const named = inputs.map((input) => `${input.key} (${input.verdict ?? 'not evaluated'})`).join(', ');
+  return `; built from ${named}${omitted ? `${named ? ' and ' : ''}${omitted} more` : ''}`;
+}
 
 function trustLine(trust: Pick<TrustOut, 'verdict' | 'reasons'>): string {
   return trust.reasons.length ? `${trust.verdict} (${trust.reasons.join(', ')})` : trust.verdict;

@@ -10,6 +10,8 @@ import { ShapeCache } from '../db/kysely.js';
 import type { SqlReader } from '../db/sql.js';
 import { type FoundMetricRow, findMetricRow, findMetrics } from './by-id.js';
 import type { MetricFields, SelectedMetric } from './columns.js';
+import { type DependentsPage, dependentsLoader, dependentsPageKey } from './dependents.js';
+import { dependentsCountPart, inputsPart } from './lineage-parts.js';
 import type { EffectiveFilter } from './list.js';
 import { listMetricPage, listMetricPageWithParts, type MetricPage } from './list-page.js';
 import { disambiguationPart, discussionPart, type MetricPart, notesPart, relationsPart, statsPart } from './parts.js';
@@ -26,6 +28,8 @@ export const METRIC_PARTS = {
   relations: relationsPart,
   trust: trustPart,
   revision: revisionPart,
+  inputs: inputsPart,
+  dependentsCount: dependentsCountPart,
 };
 
 export type PartName = keyof typeof METRIC_PARTS;
@@ -62,6 +66,7 @@ export function createMetricLoaders(reader: SqlReader, orgId: string) {
   const byFields = new Map<string, DataLoader<string, SelectedMetric | null>>();
   /** single-metric reads done before the operation ran ({@link primeMetricRead}), by id */
   const ahead = new Map<string, { plan: MetricReadPlan; metric: SelectedMetric | null }>();
+  const dependentsPages = new Map<string, DataLoader<string, string[]>>();
   const parts = Object.fromEntries(
     Object.entries(METRIC_PARTS).map(([name, part]) => [name, partLoader(reader, part as MetricPart<unknown>)]),
   ) as PartLoaders;
@@ -73,6 +78,16 @@ export function createMetricLoaders(reader: SqlReader, orgId: string) {
       if (!loader) {
         loader = new DataLoader((ids) => findMetrics(reader, orgId, ids, fields));
         byFields.set(key, loader);
+      }
+      return loader;
+    },
+    /** ids of the direct dependents of metrics on one page, one loader per page's arguments */
+    dependents(page: DependentsPage): DataLoader<string, string[]> {
+      const key = dependentsPageKey(page);
+      let loader = dependentsPages.get(key);
+      if (!loader) {
+        loader = dependentsLoader(reader, page);
+        dependentsPages.set(key, loader);
       }
       return loader;
     },

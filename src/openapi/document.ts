@@ -20,6 +20,15 @@ import {
   MAX_RENDERED_EXPRESSION,
   MAX_SOURCE_REFS,
 } from '../importers/limits.js';
+import {
+  DEFAULT_LINEAGE_DEPTH,
+  DEFAULT_LINEAGE_LIMIT,
+  LINEAGE_DIRECTIONS,
+  lineageErrors,
+  MAX_LINEAGE_DEPTH,
+  MAX_LINEAGE_LIMIT,
+  MAX_LINEAGE_STEPS,
+} from '../metric/lineage.js';
 import { USAGE_FLUSH_INTERVAL_MS, USAGE_RETENTION_DAYS, USAGE_WINDOW_DAYS } from '../metric/usage.js';
 import { EXPORT_FORMATS, MAX_EXPORT_SOURCE_LENGTH } from '../registry/export.js';
 import {
@@ -79,6 +88,7 @@ import {
   deletedWebhookExample,
   detailExample,
   keyListExample,
+  lineageExample,
   listExample,
   metricUsageExample,
   recordedValidationsExample,
@@ -424,6 +434,72 @@ function buildPaths() {
             },
           ),
           '400': ref('responses', 'InvalidMetricId'),
+          ...readErrors,
+          '404': ref('responses', 'MetricNotFound'),
+          '500': ref('responses', 'FetchFailed'),
+        },
+      },
+    },
+    '/api/v1/metrics/{id}/lineage': {
+      get: {
+        operationId: 'getMetricLineage',
+        tags: ['Metrics'],
+        summary: 'Lineage of a metric',
+        description:
+          'Scope `metrics:read` (or an Agent Contract key); charged like the detail. The metrics this one is built ' +
+          'from (`upstream`: its inputs, theirs, ...) or that are built on it (`downstream`), to `depth`, a page ' +
+          'at a time: each metric once, at the least depth it is found, with the edge it was reached by there, by ' +
+          `depth, then id. The walk follows at most ${MAX_LINEAGE_STEPS} edges, nearer ones first; past that ` +
+          '`truncated` is true and metrics further away may be missing. Verdicts are the announced ones ' +
+          '(docs/lineage.md). No conditional request: a lineage is made of many metrics.',
+        security: bearer,
+        parameters: [
+          ref('parameters', 'metricId'),
+          queryParameter(
+            'direction',
+            'upstream (default): what the metric is built from; downstream: what is built on it.',
+            {
+              type: 'string',
+              enum: [...LINEAGE_DIRECTIONS],
+              default: 'upstream',
+            },
+          ),
+          queryParameter('depth', `Edges to walk, 1 to ${MAX_LINEAGE_DEPTH}; default ${DEFAULT_LINEAGE_DEPTH}.`, {
+            type: 'integer',
+            minimum: 1,
+            maximum: MAX_LINEAGE_DEPTH,
+            default: DEFAULT_LINEAGE_DEPTH,
+          }),
+          queryParameter('limit', `Metrics a page, 1 to ${MAX_LINEAGE_LIMIT}; default ${DEFAULT_LINEAGE_LIMIT}.`, {
+            type: 'integer',
+            minimum: 1,
+            maximum: MAX_LINEAGE_LIMIT,
+            default: DEFAULT_LINEAGE_LIMIT,
+          }),
+          queryParameter('after', 'The `next_cursor` of the previous page (opaque); anything else is 400.', {
+            type: 'string',
+            maxLength: 64,
+          }),
+          ref('parameters', 'serviceEnv'),
+        ],
+        responses: {
+          '200': ok('A page of the lineage.', schemaRef('MetricLineage'), lineageExample, {
+            ...rateLimitHeaders,
+            'Cache-Control': {
+              description: 'A lineage is never stored: the metrics it is made of change on their own.',
+              required: true,
+              schema: { type: 'string', enum: ['no-store'] },
+            },
+          }),
+          '400': errorResponse(
+            'An id that is no UUID, or a query parameter out of its values.',
+            rateLimitHeaders,
+            errors.invalidMetricId,
+            lineageErrors.direction,
+            lineageErrors.depth,
+            lineageErrors.limit('limit'),
+            lineageErrors.after('after'),
+          ),
           ...readErrors,
           '404': ref('responses', 'MetricNotFound'),
           '500': ref('responses', 'FetchFailed'),

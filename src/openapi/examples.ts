@@ -7,6 +7,14 @@ import type { PlanResult } from '../registry/plan.js';
 const metricId = '3f1c2a9e-8b4d-4c6e-9a1f-2b3c4d5e6f70';
 const orgId = '0b7e4a52-1c3d-4e5f-8a9b-0c1d2e3f4a5b';
 const T = '2026-01-15T09:30:00.000Z';
+const grossRevenueId = '4a5b6c7d-8e9f-4a0b-9c1d-2e3f4a5b6c7d';
+const refundsId = '6c7d8e9f-0a1b-4c2d-8e3f-4a5b6c7d8e9f';
+
+/** The inputs of the example metric, as the detail and the contract show them. */
+const exampleInputs = [
+  { id: grossRevenueId, key: 'gross_revenue', name: 'Gross Revenue', verdict: 'use' },
+  { id: refundsId, key: 'refunds', name: 'Refunds', verdict: 'use_with_caution' },
+];
 
 export const listExample = {
   data: [
@@ -92,6 +100,8 @@ export const detailExample = {
     consumer_contexts: {},
     requires_disambiguation: null,
     policy_examples: [],
+    inputs: exampleInputs,
+    dependents_count: 2,
   },
   meta: { apiVersion: 'v1' },
 };
@@ -132,6 +142,8 @@ const contractData = {
   ],
   discourse_summary: null,
   trust: { verdict: 'use', reasons: [], preferred_metric_id: null, untrusted_inputs: [] },
+  inputs: exampleInputs,
+  dependents_count: 2,
 };
 
 export const contractExample = { data: contractData, meta: { apiVersion: 'v1' } };
@@ -142,6 +154,38 @@ export const contractWithSummaryExample = {
     discussion_summary: 'Decided: refunds are netted in the month they are issued.',
     discussion_summary_meta: { cache_hit: false, charged: true },
   },
+  meta: { apiVersion: 'v1' },
+};
+
+export const lineageExample = {
+  data: {
+    metric_id: metricId,
+    direction: 'upstream',
+    depth: 3,
+    total: 2,
+    truncated: false,
+    nodes: [
+      {
+        id: grossRevenueId,
+        key: 'gross_revenue',
+        name: 'Gross Revenue',
+        lifecycle_status: 'RELEASED',
+        verdict: 'use',
+        depth: 1,
+        via: { metric_id: metricId, input_metric_id: grossRevenueId, position: 0 },
+      },
+      {
+        id: refundsId,
+        key: 'refunds',
+        name: 'Refunds',
+        lifecycle_status: 'CANDIDATE',
+        verdict: 'use_with_caution',
+        depth: 1,
+        via: { metric_id: metricId, input_metric_id: refundsId, position: 1 },
+      },
+    ],
+  },
+  next_cursor: null,
   meta: { apiVersion: 'v1' },
 };
 

@@ -14,6 +14,8 @@ import { CHANGE_EVENT_TYPES } from '../changes/event.js';
 import { errors } from '../errors.js';
 import { LifecycleStatus, MetricScope } from '../generated/prisma/enums.js';
 import { LEGACY_STATUSES } from '../metric/lifecycle.js';
+import { LINEAGE_DIRECTIONS, MAX_LINEAGE_DEPTH, MAX_LINEAGE_LIMIT, MAX_LINEAGE_STEPS } from '../metric/lineage.js';
+import { MAX_SERVED_INPUTS } from '../metric/lineage-parts.js';
 import { MAX_UNTRUSTED_INPUTS, TRUST_REASONS, TRUST_VERDICTS } from '../metric/trust.js';
 import { USAGE_WINDOW_DAYS } from '../metric/usage.js';
 import { USAGE_REPORT_MAX_KEYS } from '../metric/usage-report.js';
@@ -160,6 +162,27 @@ export const MetricDetailMetric = z.object({
 
 const nullableString = () => z.string().nullable();
 
+const announcedVerdict = z
+  .enum(TRUST_VERDICTS)
+  .nullable()
+  .describe(
+    'the announced verdict (as the change feed last reported it); null while the metric has not been evaluated ' +
+      'yet, and for a key of definition:read alone, which reads no verdict',
+  );
+
+export const InputMetric = z
+  .object({ id: uuid(), key: z.string(), name: z.string(), verdict: announcedVerdict })
+  .describe('A metric this one is built from (docs/lineage.md)');
+
+/** A metric's inputs and dependents count, on the detail and the contract (additive). */
+const lineageMembers = {
+  inputs: z
+    .array(InputMetric)
+    .max(MAX_SERVED_INPUTS)
+    .describe(`the metrics this one is built from, in their order (the first ${MAX_SERVED_INPUTS}); [] when none`),
+  dependents_count: z.int().min(0).describe('how many metrics have this one as an input'),
+};
+
 export const MetricDetail = z.object({
   metric: MetricDetailMetric,
   relationships: z.array(
@@ -220,6 +243,7 @@ export const MetricDetail = z.object({
   consumer_contexts: jsonObject(),
   requires_disambiguation: DisambiguationHint,
   policy_examples: z.array(jsonValue()),
+  ...lineageMembers,
 });
 
 export const MetricDetailResponse = z.object({ data: MetricDetail, meta });
@@ -293,6 +317,7 @@ export const MetricContract = z.object({
   agent_context_notes: z.array(AgentContextNote).max(10).describe('pinned notes, most recently pinned first'),
   discourse_summary: DiscourseSummary,
   trust: Trust,
+  ...lineageMembers,
   discussion_summary: z
     .string()
     .nullable()
@@ -657,6 +682,43 @@ export const ChangeFeed = z.object({
   meta,
 });
 
+export const LineageNode = z.object({
+  id: uuid(),
+  key: z.string(),
+  name: z.string(),
+  lifecycle_status: lifecycleStatus,
+  verdict: announcedVerdict,
+  depth: z
+    .int()
+    .min(1)
+    .max(MAX_LINEAGE_DEPTH)
+    .describe('edges from the metric walked from; 1: a direct input or dependent'),
+  via: z
+    .object({ metric_id: uuid(), input_metric_id: uuid(), position: z.int().min(0) })
+    .describe(
+      'the edge the node was reached by (metric_id has input_metric_id as its input at position); of several at ' +
+        'its depth, the one from the smallest id',
+    ),
+});
+
+export const MetricLineage = z.object({
+  data: z.object({
+    metric_id: uuid(),
+    direction: z.enum(LINEAGE_DIRECTIONS),
+    depth: z.int().min(1).max(MAX_LINEAGE_DEPTH).describe('the depth walked to'),
+    total: z.int().min(0).describe('metrics found within the depth (at least that many when truncated)'),
+    truncated: z
+      .boolean()
+      .describe(`the walk stopped after ${MAX_LINEAGE_STEPS} edges: metrics further away may be missing`),
+    nodes: z
+      .array(LineageNode)
+      .max(MAX_LINEAGE_LIMIT)
+      .describe('this page: each metric once, at the least depth it is found, by depth, then id'),
+  }),
+  next_cursor: z.string().nullable().describe('`after` of the next page; null on the last one'),
+  meta,
+});
+
 export const Health = z.object({ status: z.literal('ok') });
 
 export const Readiness = z.object({
@@ -690,6 +752,9 @@ export const responseSchemas = {
   RecordedValidationsResponse,
   ChangeEvent,
   ChangeFeed,
+  InputMetric,
+  LineageNode,
+  MetricLineage,
   CreatedWebhookResponse,
   WebhookListResponse,
   DeletedWebhookResponse,

@@ -49,6 +49,8 @@ const DETAIL_SIBLINGS = new Set<string>([
   'consumer_contexts',
   'requires_disambiguation',
   'policy_examples',
+  'inputs',
+  'dependents_count',
 ] satisfies (keyof DetailMetric)[]);
 
 /** One pass over the operation's result, no copy of it (this runs on every detail request). */
@@ -88,6 +90,8 @@ export function contractEnvelope(contract: ContractMetric): { body: unknown; hea
     discussion_thread_count: contract.discussion_thread_count ?? 0,
     discussion_message_count: contract.discussion_message_count ?? 0,
     agent_context_notes: contract.agent_context_notes ?? [],
+    inputs: contract.inputs ?? [],
+    dependents_count: contract.dependents_count ?? 0,
   };
   if (summary === undefined) return { body: { data, meta }, headers: null };
   const outcome = summary ?? {

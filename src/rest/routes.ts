@@ -224,9 +224,11 @@ export async function restRoutes(app: FastifyInstance, deps: RestDeps) {
     const { principal, ahead } = await admitForMetric(request, reply, 'metrics:read', DETAIL, !isConditional);
     const id = metricId(request);
     const { org } = principal;
-    // The body shows the organization's fiscal month besides the metric and what its version covers.
+    // The body shows the organization's fiscal month besides the metric and what its version covers, and
+    // its inputs' verdicts to a key that may read verdicts (null to any other).
+    const verdicts = readsContractFields(principal);
     const tagOf = (version: string | null | undefined) =>
-      entityTag(['detail', org.id, org.fiscalCalendarStartMonth, id, version ?? 'unversioned']);
+      entityTag(['detail', org.id, org.fiscalCalendarStartMonth, id, version ?? 'unversioned', verdicts]);
     let state = isConditional ? await metricState(request, org.id, id, null) : null;
     if (state && noneMatchFails(request, tagOf(state.version)))
       return notModifiedRead(reply, principal, id, tagOf(state.version));

@@ -9,6 +9,7 @@ import './metric-query.js';
 import './metric-lookup.js';
 import './trust.js';
 import './revision.js';
+import './lineage.js';
 import './change-event.js';
 import { refuseInvalidTextArguments } from './text-arguments.js';
 

@@ -110,9 +110,9 @@ function pageOf(source: PageSource, ctx: Context): Promise<MetricPage> {
  * (`GPC:` and a tagged string, base64) when the connection was read through it, so cursors that
  * clients hold from then stay valid.
  */
-const metricCursor = (metric: SelectedMetric) => encodeBase64(`GPC:${encodeCursorChunk(metric.id)}`);
+export const metricCursor = (metric: SelectedMetric) => encodeBase64(`GPC:${encodeCursorChunk(metric.id)}`);
 
-function cursorMetricId(cursor: string | undefined): string | undefined {
+export function cursorMetricId(cursor: string | undefined): string | undefined {
   if (cursor === undefined) return undefined;
   let id: unknown;
   try {

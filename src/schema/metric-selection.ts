@@ -26,6 +26,8 @@ const FIELD_COLUMNS: Partial<Record<string, MetricField[]>> = {
   canonicalUrl: [],
   fiscalCalendarStartMonth: [],
   discussionSummary: [],
+  dependents: [],
+  lineage: [],
   executionContext: ['resolvedParameters', 'renderedSqlExamples', 'latestClosedPeriod'],
   governanceFacts: [
     'ownerTeam',
@@ -57,6 +59,8 @@ export const FIELD_PARTS: Partial<Record<string, PartName>> = {
   agentContextNotes: 'agentContextNotes',
   trust: 'trust',
   revision: 'revision',
+  inputs: 'inputs',
+  dependentsCount: 'dependentsCount',
 };
 
 type Fragments = GraphQLResolveInfo['fragments'];

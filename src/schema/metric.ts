@@ -78,7 +78,7 @@ const BusinessDefinitionRef = builder.objectRef<SelectedMetric>('BusinessDefinit
 });
 
 /** Whether a field is resolved for an element of a list (its path crosses a list index). */
-function insideList(path: GraphQLResolveInfo['path'] | undefined): boolean {
+export function insideList(path: GraphQLResolveInfo['path'] | undefined): boolean {
   for (let step = path; step; step = step.prev) if (typeof step.key === 'number') return true;
   return false;
 }

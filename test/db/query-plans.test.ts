@@ -9,7 +9,7 @@
  * cut a page, has no sequential scan). The statements are the ones the
  * service really sent, recorded at the driver adapter (src/db/query-stats.ts).
  */
-import type { ArgType, SqlQuery } from '@prisma/driver-adapter-utils';
+import type { SqlQuery } from '@prisma/driver-adapter-utils';
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import pg from 'pg';
@@ -22,34 +22,10 @@ import { recordStatements } from '../../src/db/query-stats.js';
 import { buildTestInstance } from '../helpers/app.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { lacks, POSTGRES } from '../helpers/needs.js';
+import { type ExplainRow, type PlanNode, pgValue, planNodes, sqlLiteral } from '../helpers/plans.js';
 
 const METRICS = 100_000;
 const GUARDED = ['metric', 'metric_search', 'message'];
-
-interface PlanNode {
-  'Node Type': string;
-  'Relation Name'?: string;
-  'Index Name'?: string;
-  Strategy?: string;
-  Filter?: string;
-  /** VERBOSE: what the node returns */
-  Output?: string[];
-  /** ANALYZE: rows returned a loop (on average), and the loops run (0: never executed) */
-  'Actual Rows'?: number;
-  'Actual Loops'?: number;
-  /** ANALYZE: rows read and dropped a loop (on average) */
-  'Rows Removed by Filter'?: number;
-  'Rows Removed by Index Recheck'?: number;
-  /** BUFFERS: blocks of the node and all below it */
-  'Shared Hit Blocks'?: number;
-  'Shared Read Blocks'?: number;
-  Plans?: PlanNode[];
-}
-
-function* planNodes(node: PlanNode): Generator<PlanNode> {
-  yield node;
-  for (const child of node.Plans ?? []) yield* planNodes(child);
-}
 
 /** The nodes that read a relation's rows (a Bitmap Index Scan only finds them for its Bitmap Heap Scan). */
 const SCANS = ['Seq Scan', 'Index Scan', 'Index Only Scan', 'Bitmap Heap Scan', 'Tid Scan', 'Tid Range Scan'];
@@ -93,24 +69,6 @@ function describePlan(node: PlanNode, depth = 0): string {
   }
   const line = `${'  '.repeat(depth)}${parts.filter(Boolean).join(' ')}`;
   return [line, ...(node.Plans ?? []).map((child) => describePlan(child, depth + 1))].join('\n');
-}
-
-/** What the pg adapter does to an argument before pg sees it (its `mapArg`), as far as pg cannot take it as is. */
-function pgValue(arg: unknown, type: ArgType | undefined): unknown {
-  if (Array.isArray(arg)) return arg.map((value) => pgValue(value, type));
-  if (typeof arg === 'string' && type?.scalarType === 'bytes') return Buffer.from(arg, 'base64');
-  return arg;
-}
-
-type ExplainRow = { 'QUERY PLAN': [{ Plan: PlanNode }] };
-
-/** A parameter as a SQL literal (strings, numbers and arrays of them: what the read statements take). */
-function sqlLiteral(value: unknown): string {
-  if (value === null || value === undefined) return 'NULL';
-  if (Array.isArray(value)) {
-    return pg.escapeLiteral(`{${value.map((item) => `"${String(item).replace(/["\\]/g, '\\$&')}"`).join(',')}}`);
-  }
-  return pg.escapeLiteral(String(value));
 }
 
 // EXPLAIN takes queries and DML; BEGIN, COMMIT and SET are not planned.

@@ -118,6 +118,10 @@ const CALLS: [route: string, call: () => Call | Promise<Call>][] = [
     'GET /api/v1/metrics/:id/contract',
     () => ({ path: `/api/v1/metrics/${made.metric}/contract`, init: { headers: asKey() }, status: 200 }),
   ],
+  [
+    'GET /api/v1/metrics/:id/lineage',
+    () => ({ path: `/api/v1/metrics/${made.metric}/lineage`, init: { headers: asKey() }, status: 200 }),
+  ],
   ['GET /api/v1/changes', () => ({ path: '/api/v1/changes', init: { headers: asKey() }, status: 200 })],
   [
     'GET /api/metrics/:id/usage',

@@ -16,6 +16,8 @@ const thirty = org.key({ rate_limit_per_minute: 30 });
 const counting = org.key({ rate_limit_per_minute: 100 });
 const rest = org.key({ rate_limit_per_minute: 100, scopes: ['metrics:read', 'canonical-metric-api:read'] });
 const summaries = org.key({ rate_limit_per_minute: 100 });
+const lineageKey = org.key({ rate_limit_per_minute: 1000 });
+const lineageLimited = org.key({ rate_limit_per_minute: 30 });
 const metric = org.metric({ name: 'Revenue' });
 org.message(org.thread(metric, { intent: 'objection' }), { body: 'This double counts refunds.' });
 const restMetric = org.metric({ name: 'Churn' });
@@ -115,6 +117,49 @@ describe('GraphQL request cost', () => {
     const res = await graphql(ten.secret, '{ metrics(');
     expect(res.statusCode).toBe(429);
     expect(res.json()).toEqual({ error: 'Rate limit exceeded' });
+  });
+});
+
+describe('lineage and dependents', () => {
+  const lineageAliases = aliases(20, `metric(id: "${metric.id}") { lineage(depth: 10) { total } }`);
+
+  it('20 aliases of a lineage cost 40: each walk one unit beside its metric; over a limit of 30 it is a 429', async () => {
+    expect(await spentBy(lineageKey.secret, lineageAliases)).toBe(40);
+    const refused = await graphql(lineageLimited.secret, lineageAliases);
+    expect(refused.statusCode).toBe(429);
+    expect(refused.headers['ratelimit-remaining']).toBe('29');
+    // Twice in one metric, through a fragment: two walks.
+    expect(
+      await spentBy(
+        lineageKey.secret,
+        `{ metric(id: "${metric.id}") { a: lineage { total } ...L } } fragment L on Metric { b: lineage(direction: downstream) { total } }`,
+      ),
+    ).toBe(3);
+  });
+
+  it('dependents cost per started 100 metrics for all their parents together', async () => {
+    const id = metric.id;
+    expect(
+      await spentBy(lineageKey.secret, `{ metric(id: "${id}") { dependents(first: 100) { edges { cursor } } } }`),
+    ).toBe(2);
+    // 100 items with up to 100 dependents each: 10,000 metrics, 100 units besides the page.
+    expect(
+      await spentBy(
+        lineageKey.secret,
+        '{ metrics(pageSize: 100) { items { dependents(first: 100) { edges { node { id } } } } } }',
+      ),
+    ).toBe(101);
+    // Nested: 10, then 10 x 10 below them.
+    expect(
+      await spentBy(
+        lineageKey.secret,
+        `{ metric(id: "${id}") { dependents(first: 10) { edges { node { dependents(first: 10) { edges { cursor } } } } } } }`,
+      ),
+    ).toBe(3);
+    // inputs and dependentsCount are parts of the metric's own read: nothing more.
+    expect(
+      await spentBy(lineageKey.secret, '{ metrics(pageSize: 100) { items { inputs { key } dependentsCount } } }'),
+    ).toBe(1);
   });
 });
 

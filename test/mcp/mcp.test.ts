@@ -170,6 +170,8 @@ describe('tools/list size', () => {
       'agent_context_notes_omitted',
       'discourse_summary',
       'trust',
+      'inputs',
+      'inputs_omitted',
       'discussion_summary',
       'discussion_summary_meta',
     ]);
@@ -355,6 +357,7 @@ describe('get_metric', () => {
       scope: detail.scope,
       tags: ['finance'],
       trust: { ...trust, explanations: [] },
+      inputs: [],
     };
     expect(trust).toEqual({ verdict: 'use', reasons: [], preferred_metric_id: null, untrusted_inputs: [] });
     expect((await call(client, 'get_metric', { id: netRevenue.id })).structuredContent).toStrictEqual(expected);
@@ -396,8 +399,8 @@ describe('get_metric_contract', () => {
       ],
     ]);
     for (const metric of [netRevenue, revenueV1, grossRevenue]) {
-      const data = await rest(`/api/v1/metrics/${metric.id}/contract`);
-      // The route's data, and a sentence for each trust reason.
+      const { dependents_count: _dependents, ...data } = await rest(`/api/v1/metrics/${metric.id}/contract`);
+      // The route's data but its dependents count, and a sentence for each trust reason.
       const expected = { ...data, trust: { ...data.trust, explanations: explanations.get(metric.id) ?? [] } };
       expect((await call(client, 'get_metric_contract', { id: metric.id })).structuredContent).toStrictEqual(expected);
       expect((await call(client, 'get_metric_contract', { key: metric.key })).structuredContent).toStrictEqual(

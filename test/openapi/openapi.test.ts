@@ -18,6 +18,7 @@ import { VALIDATIONS_BODY_LIMIT } from '../../src/registry/limits.js';
 import { parseDocumentText } from '../../src/registry/text.js';
 import { newKeySecret, registry } from '../fixtures/registry.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
+import { insertInputs } from '../helpers/lineage.js';
 import { type Receiver, startReceiver } from '../helpers/webhook-receiver.js';
 import { createConformance } from './conformance.js';
 
@@ -117,6 +118,7 @@ describe('the document', () => {
         'GET /api/v1/metrics',
         'GET /api/v1/metrics/{id}',
         'GET /api/v1/metrics/{id}/contract',
+        'GET /api/v1/metrics/{id}/lineage',
         'GET /healthz',
         'GET /readyz',
         'POST /api/api-keys',
@@ -268,6 +270,51 @@ describe('read routes conform', () => {
     expect(res.json().data.requires_disambiguation).not.toBeNull();
   });
 
+  it('lineage (200) both ways and paged, with inputs on the detail and the contract; its 400s, 401, 403 and 404', async () => {
+    const LINEAGE = '/api/v1/metrics/{id}/lineage';
+    await insertInputs(t.database.prisma, revenue.id, [base.id, quiet.id]);
+    const headers = bearer(key.secret);
+    const up = await expectRoute('GET', LINEAGE, `/api/v1/metrics/${revenue.id}/lineage?limit=1`, { headers });
+    expect(up.json().data.nodes).toHaveLength(1);
+    const next = await expectRoute(
+      'GET',
+      LINEAGE,
+      `/api/v1/metrics/${revenue.id}/lineage?after=${up.json().next_cursor}`,
+      {
+        headers,
+      },
+    );
+    expect(next.json()).toMatchObject({ next_cursor: null, data: { total: 2 } });
+    const down = await expectRoute(
+      'GET',
+      LINEAGE,
+      `/api/v1/metrics/${quiet.id}/lineage?direction=downstream&depth=10`,
+      {
+        headers,
+      },
+    );
+    expect(down.json().data.nodes.map((node: { id: string }) => node.id)).toEqual([revenue.id]);
+    for (const template of [DETAIL, CONTRACT]) {
+      const res = await expectRoute('GET', template, template.replace('{id}', revenue.id), { headers });
+      expect(res.json().data.inputs.map((input: { key: string }) => input.key)).toEqual([base.key, quiet.key]);
+    }
+    for (const query of ['?direction=sideways', '?depth=11', '?limit=0', '?after=x']) {
+      const res = await expectRoute('GET', LINEAGE, `/api/v1/metrics/${revenue.id}/lineage${query}`, { headers });
+      expect(res.statusCode, query).toBe(400);
+      expectDocumentedBody('GET', LINEAGE, res);
+    }
+    const badId = await expectRoute('GET', LINEAGE, '/api/v1/metrics/nope/lineage', { headers });
+    expectDocumentedBody('GET', LINEAGE, badId);
+    expect((await expectRoute('GET', LINEAGE, `/api/v1/metrics/${randomUUID()}/lineage`, { headers })).statusCode).toBe(
+      404,
+    );
+    expect((await expectRoute('GET', LINEAGE, `/api/v1/metrics/${revenue.id}/lineage`, {})).statusCode).toBe(401);
+    const forbidden = await expectRoute('GET', LINEAGE, `/api/v1/metrics/${revenue.id}/lineage`, {
+      headers: bearer(wrongScopeKey.secret),
+    });
+    expect(forbidden.statusCode).toBe(403);
+  });
+
   it('contract (200) without and with summary=true, including a degraded summary', async () => {
     for (const metric of [revenue, base, quiet]) {
       const res = await expectRoute('GET', CONTRACT, `/api/v1/metrics/${metric.id}/contract`, {
@@ -410,7 +457,7 @@ describe('operations routes conform', () => {
 });
 
 describe('a failed metric read conforms (500)', () => {
-  it('detail and contract answer 500 Failed to fetch metric', async () => {
+  it('detail, contract and lineage answer 500 Failed to fetch metric', async () => {
     const r2 = registry();
     const org = r2.org();
     const orgKey = org.key();
@@ -419,7 +466,11 @@ describe('a failed metric read conforms (500)', () => {
     try {
       // The key lookup still works; the metric read fails.
       await broken.database.prisma.$executeRawUnsafe('ALTER TABLE metric RENAME TO metric_gone');
-      for (const template of ['/api/v1/metrics/{id}', '/api/v1/metrics/{id}/contract']) {
+      for (const template of [
+        '/api/v1/metrics/{id}',
+        '/api/v1/metrics/{id}/contract',
+        '/api/v1/metrics/{id}/lineage',
+      ]) {
         const res = await broken.get(template.replace('{id}', metric.id), orgKey.secret);
         expect(res.statusCode).toBe(500);
         expectConforms('GET', template, { statusCode: res.statusCode, headers: res.headers, body: res.body });

@@ -157,9 +157,11 @@ const CONTRACT_FIELDS = [
   'canonical_url',
   'challenges_count',
   'current_approved_version',
+  'dependents_count',
   'discourse_summary',
   'discussion_message_count',
   'discussion_thread_count',
+  'inputs',
   'last_validated_at',
   'lifecycle_status',
   'metric_id',
@@ -220,6 +222,8 @@ describe('contract of a metric with full context', () => {
         preferred_metric_id: null,
         untrusted_inputs: [],
       },
+      inputs: [],
+      dependents_count: 0,
     });
   });
 
@@ -316,6 +320,8 @@ describe('a metric without context', () => {
       agent_context_notes: [],
       discourse_summary: null,
       trust: { verdict: 'do_not_use', reasons: ['deprecated'], preferred_metric_id: null, untrusted_inputs: [] },
+      inputs: [],
+      dependents_count: 0,
     });
   });
 

@@ -225,6 +225,8 @@ describe('siblings of metric', () => {
       consumer_contexts: {},
       requires_disambiguation: null,
       policy_examples: [],
+      inputs: [],
+      dependents_count: 0,
     });
   });
 
