@@ -114,6 +114,18 @@ const LIST_TRUST = `m.lifecycle_status::text AS lifecycle,
 const LATEST_VALIDATION = `LEFT JOIN LATERAL (SELECT ran_at AS last_validated_at, status = 'failed' AS last_failed FROM validation
   WHERE metric_id = m.id ORDER BY ran_at DESC, status DESC LIMIT 1) v ON TRUE`;
 
+/**
+ * The direct inputs of `m` in position order (the first 100), each with its announced verdict
+ * (metric_trust_state; null while it has none), and how many metrics take `m` as an input.
+ */
+const LINEAGE = `(SELECT coalesce(json_agg(json_build_object('id', im.id, 'key', im.key, 'name', im.name, 'verdict', ts.verdict)
+      ORDER BY i.position, i.input_metric_id), '[]')
+    FROM (SELECT input_metric_id, position FROM metric_input WHERE metric_id = m.id
+      ORDER BY position, input_metric_id LIMIT 100) i
+    JOIN metric im ON im.id = i.input_metric_id
+    LEFT JOIN metric_trust_state ts ON ts.metric_id = im.id) AS inputs,
+  (SELECT count(*)::int FROM metric_input WHERE input_metric_id = m.id) AS dependents_count`;
+
 /** Disambiguation candidates of m.id, as one JSON array (same union, dedupe and order as src/metric/loaders.ts). */
 const DISAMBIGUATION = `(SELECT coalesce(json_agg(json_build_object('metric_id', c.other_id, 'key', c.key, 'name', c.name,
     'lifecycle_status', c.lifecycle_status, 'relation', c.relation) ORDER BY c.relation, c.name, c.other_id), '[]')
@@ -146,7 +158,7 @@ const DETAIL_SQL = `SELECT m.id, m.org_id, m.project_id, m.metric_type, m.key, m
       'released_at', ${iso('v.released_at')}, 'change_summary', v.change_summary)
       ORDER BY v.released_at DESC NULLS LAST, v.id), '[]')
     FROM metric_version v WHERE v.metric_id = m.id) AS versions,
-  ${DISAMBIGUATION}
+  ${DISAMBIGUATION}, ${LINEAGE}
 FROM metric m WHERE m.id = $1 AND m.org_id = $2`;
 
 const CONTRACT_SQL = `SELECT m.id, m.name, m.bd_included, m.bd_excluded, m.bd_time_window, m.bd_caveats, m.bd_legacy_description,
@@ -166,7 +178,7 @@ const CONTRACT_SQL = `SELECT m.id, m.name, m.bd_included, m.bd_excluded, m.bd_ti
   EXISTS (SELECT 1 FROM metric_relationship WHERE kind = 'conflicts_with'
     AND (metric_id = m.id OR target_metric_id = m.id)) AS conflicting,
   ${SUPERSEDING},
-  v.last_validated_at AS validated_at, v.last_failed, ${TRUST_EXTRA}
+  v.last_validated_at AS validated_at, v.last_failed, ${TRUST_EXTRA}, ${LINEAGE}
 FROM metric m
 CROSS JOIN LATERAL (SELECT count(*)::int AS challenges_count, (count(*) FILTER (WHERE status = 'open'))::int AS open_challenges_count
   FROM challenge WHERE metric_id = m.id) c
@@ -443,6 +455,8 @@ export function createFloor(pool: pg.Pool, publicAppUrl: string) {
         consumer_contexts: r.consumer_contexts,
         requires_disambiguation: disambiguation(r.candidates as { metric_id: string; relation: string }[]),
         policy_examples: r.policy_examples,
+        inputs: r.inputs,
+        dependents_count: r.dependents_count,
       },
       meta,
     };
@@ -483,6 +497,8 @@ export function createFloor(pool: pg.Pool, publicAppUrl: string) {
             }
           : null,
         trust: trust(r),
+        inputs: r.inputs,
+        dependents_count: r.dependents_count,
       },
       meta,
     };

@@ -20,9 +20,9 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { migratePostgres } from '../src/db/migrate.js';
 import { runApplyScenario } from './apply.js';
-import { runLineageApplyScenario } from './lineage-apply.js';
 import { runChangesScenario } from './changes.js';
 import { checkEquivalence, listTrustStatements, peerStatementCounts, statementCounts } from './checks.js';
+import { runLineageApplyScenario } from './lineage-apply.js';
 import {
   ALL_ROUTES,
   conditionalRoute,
