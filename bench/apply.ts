@@ -56,7 +56,8 @@ async function eventsOf(databaseUrl: string, slug: string): Promise<number> {
   }
 }
 
-async function put(service: Started, token: string, body: string, query = ''): Promise<ApplyStep> {
+/** One PUT /api/registry of `body`, timed, with its statements (Server-Timing) and the service's peak RSS. */
+export async function put(service: Started, token: string, body: string, query = ''): Promise<ApplyStep> {
   const started = performance.now();
   const { result, peakMb } = await withPeakRss(service.pid, async () => {
     const response = await fetch(`${service.base}/api/registry${query}`, {

@@ -90,6 +90,18 @@ export async function checkEquivalence(
       ['errors', GET('/api/v1/metrics/not-a-uuid'), 0],
       ['list', GET(`/api/v1/metrics?page=${Math.ceil(metrics / 20) + 5}`), 0],
     );
+    if (routes.includes('list')) {
+      // The trust filter over the announced verdicts, pages of every verdict, sizes, and past the end.
+      for (const path of [
+        '/api/v1/metrics?trust=use_with_caution',
+        '/api/v1/metrics?trust=use_with_caution&page=7&pageSize=100',
+        '/api/v1/metrics?trust=do_not_use&page=3',
+        '/api/v1/metrics?trust=use',
+        `/api/v1/metrics?trust=do_not_use&page=${Math.ceil(metrics / 20) + 5}`,
+      ]) {
+        cases.push(['list-trust', GET(path), 0]);
+      }
+    }
     for (const [route, rotating, k] of cases) {
       // One path for both: a cold search's path is new on every call.
       const path = rotating.path(k);
@@ -179,4 +191,55 @@ export async function peerStatementCounts(peer: Started, request: RouteRequest, 
     if (status < 400 && after.requests - before.requests === 1) seen.push(after.statements - before.statements);
   }
   return seen;
+}
+
+/** A list page's statements without `trust` on its items, with it, and with the `trust` filter, at one page size. */
+export interface ListTrustStatements {
+  pageSize: number;
+  /** a key of `definition:read` alone: items without `trust` */
+  without: number[];
+  /** the bench key: items with `trust` */
+  withTrust: number[];
+  /** the bench key and `trust=<verdict>` */
+  filtered: Record<string, number[]>;
+  /** the most the median of a page with `trust` (filtered or not) exceeds the median without */
+  extra: number;
+}
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted.length ? (sorted[Math.floor((sorted.length - 1) / 2)] as number) : Number.NaN;
+};
+
+/**
+ * Statements of list pages with and without `trust` (items and filter), at page sizes 20 and 100,
+ * from the service's Server-Timing: a page with `trust` may cost at most 2 statements more than
+ * one without, whatever its size (the verdicts' facts are read in the page's statement).
+ */
+export async function listTrustStatements(service: Started, data: SeedResult): Promise<ListTrustStatements[]> {
+  const counts = async (key: string, query: string) => {
+    const seen: number[] = [];
+    for (let k = 0; k < 6; k++) {
+      const response = await fetch(`${service.base}/api/v1/metrics?page=${1 + k}&${query}`, {
+        headers: { authorization: `Bearer ${key}` },
+      });
+      await response.arrayBuffer();
+      if (response.status !== 200) throw new Error(`list ${query}: ${response.status}`);
+      const n = /desc="(\d+) queries"/.exec(response.headers.get('server-timing') ?? '')?.[1];
+      if (n !== undefined) seen.push(Number(n));
+    }
+    return seen;
+  };
+  const results: ListTrustStatements[] = [];
+  for (const pageSize of [20, 100]) {
+    const without = await counts(data.definitionKey, `pageSize=${pageSize}`);
+    const withTrust = await counts(data.apiKey, `pageSize=${pageSize}`);
+    const filtered: Record<string, number[]> = {};
+    for (const verdict of ['use', 'use_with_caution', 'do_not_use']) {
+      filtered[verdict] = await counts(data.apiKey, `pageSize=${pageSize}&trust=${verdict}`);
+    }
+    const extra = Math.max(...[withTrust, ...Object.values(filtered)].map(median)) - median(without);
+    results.push({ pageSize, without, withTrust, filtered, extra });
+  }
+  return results;
 }

@@ -74,8 +74,57 @@ function listItem(r: Row) {
     updated_at: r.updated_at,
     concept_name: r.concept_name,
     template_name: r.template_name,
+    trust: trust(r),
   };
 }
+
+/**
+ * The facts of a verdict that the contract's own columns do not already give, over `m` (the
+ * organization's rule for the metric's tier, an approved or released version, the upstream metrics
+ * the writers found untrusted: metric_trust_state.untrusted_inputs).
+ */
+const TRUST_EXTRA = `m.policy_tier AS trust_tier, m.owner_team AS trust_owner,
+  (SELECT o.trust_policy -> m.policy_tier FROM organization o WHERE o.id = m.org_id) AS tier_rule,
+  EXISTS (SELECT 1 FROM metric_version WHERE metric_id = m.id AND status IN ('released', 'approved')) AS has_approved,
+  (SELECT untrusted_inputs FROM metric_trust_state WHERE metric_id = m.id) AS untrusted_inputs`;
+
+/** The supersession chain's end from `m` (the contract's walk, without revisiting a metric). */
+const SUPERSEDING = `(WITH RECURSIVE chain(id, depth, path) AS (
+     SELECT m.id, 0, ARRAY[m.id]
+     UNION ALL
+     SELECT r.metric_id, c.depth + 1, c.path || r.metric_id FROM chain c
+     JOIN metric_relationship r ON r.target_metric_id = c.id AND r.kind = 'supersedes'
+     JOIN metric o ON o.id = r.metric_id AND o.org_id = m.org_id
+     WHERE NOT r.metric_id = ANY(c.path) AND c.depth < 32)
+   SELECT id::text FROM chain WHERE depth > 0 ORDER BY depth DESC, id LIMIT 1) AS superseding_id`;
+
+/**
+ * Every fact of a list item's verdict, for the rows of a page already cut (`m`): the same columns
+ * the contract's trust reads, so that one function computes both.
+ */
+const LIST_TRUST = `m.lifecycle_status::text AS lifecycle,
+  (SELECT count(*)::int FROM thread WHERE metric_id = m.id AND intent = 'objection' AND resolution_status = 'open')
+    AS open_objections_count,
+  v.last_validated_at AS validated_at, v.last_failed,
+  EXISTS (SELECT 1 FROM metric_relationship WHERE kind = 'conflicts_with'
+    AND (metric_id = m.id OR target_metric_id = m.id)) AS conflicting,
+  ${SUPERSEDING}, ${TRUST_EXTRA}`;
+
+/** The latest validation run of `m` (of several at one time, a failure wins). */
+const LATEST_VALIDATION = `LEFT JOIN LATERAL (SELECT ran_at AS last_validated_at, status = 'failed' AS last_failed FROM validation
+  WHERE metric_id = m.id ORDER BY ran_at DESC, status DESC LIMIT 1) v ON TRUE`;
+
+/**
+ * The direct inputs of `m` in position order (the first 100), each with its announced verdict
+ * (metric_trust_state; null while it has none), and how many metrics take `m` as an input.
+ */
+const LINEAGE = `(SELECT coalesce(json_agg(json_build_object('id', im.id, 'key', im.key, 'name', im.name, 'verdict', ts.verdict)
+      ORDER BY i.position, i.input_metric_id), '[]')
+    FROM (SELECT input_metric_id, position FROM metric_input WHERE metric_id = m.id
+      ORDER BY position, input_metric_id LIMIT 100) i
+    JOIN metric im ON im.id = i.input_metric_id
+    LEFT JOIN metric_trust_state ts ON ts.metric_id = im.id) AS inputs,
+  (SELECT count(*)::int FROM metric_input WHERE input_metric_id = m.id) AS dependents_count`;
 
 /** Disambiguation candidates of m.id, as one JSON array (same union, dedupe and order as src/metric/loaders.ts). */
 const DISAMBIGUATION = `(SELECT coalesce(json_agg(json_build_object('metric_id', c.other_id, 'key', c.key, 'name', c.name,
@@ -109,7 +158,7 @@ const DETAIL_SQL = `SELECT m.id, m.org_id, m.project_id, m.metric_type, m.key, m
       'released_at', ${iso('v.released_at')}, 'change_summary', v.change_summary)
       ORDER BY v.released_at DESC NULLS LAST, v.id), '[]')
     FROM metric_version v WHERE v.metric_id = m.id) AS versions,
-  ${DISAMBIGUATION}
+  ${DISAMBIGUATION}, ${LINEAGE}
 FROM metric m WHERE m.id = $1 AND m.org_id = $2`;
 
 const CONTRACT_SQL = `SELECT m.id, m.name, m.bd_included, m.bd_excluded, m.bd_time_window, m.bd_caveats, m.bd_legacy_description,
@@ -128,15 +177,8 @@ const CONTRACT_SQL = `SELECT m.id, m.name, m.bd_included, m.bd_excluded, m.bd_ti
   ${DISAMBIGUATION},
   EXISTS (SELECT 1 FROM metric_relationship WHERE kind = 'conflicts_with'
     AND (metric_id = m.id OR target_metric_id = m.id)) AS conflicting,
-  (WITH RECURSIVE chain(id, depth, path) AS (
-     SELECT m.id, 0, ARRAY[m.id]
-     UNION ALL
-     SELECT r.metric_id, c.depth + 1, c.path || r.metric_id FROM chain c
-     JOIN metric_relationship r ON r.target_metric_id = c.id AND r.kind = 'supersedes'
-     JOIN metric o ON o.id = r.metric_id AND o.org_id = m.org_id
-     WHERE NOT r.metric_id = ANY(c.path) AND c.depth < 32)
-   SELECT id::text FROM chain WHERE depth > 0 ORDER BY depth DESC, id LIMIT 1) AS superseding_id,
-  v.last_validated_at AS validated_at, v.last_failed
+  ${SUPERSEDING},
+  v.last_validated_at AS validated_at, v.last_failed, ${TRUST_EXTRA}, ${LINEAGE}
 FROM metric m
 CROSS JOIN LATERAL (SELECT count(*)::int AS challenges_count, (count(*) FILTER (WHERE status = 'open'))::int AS open_challenges_count
   FROM challenge WHERE metric_id = m.id) c
@@ -146,16 +188,29 @@ CROSS JOIN LATERAL (SELECT count(*)::int AS thread_count, bool_or(intent IN ('ob
   max(created_at) AS last_thread_at FROM thread WHERE metric_id = m.id) t
 CROSS JOIN LATERAL (SELECT count(*)::int AS message_count, max(created_at) AS last_message_at
   FROM message WHERE metric_id = m.id AND deleted_at IS NULL) g
-LEFT JOIN LATERAL (SELECT ran_at AS last_validated_at, status = 'failed' AS last_failed FROM validation
-  WHERE metric_id = m.id ORDER BY ran_at DESC, status DESC LIMIT 1) v ON TRUE
+${LATEST_VALIDATION}
 LEFT JOIN LATERAL (SELECT id, definition_version, released_at FROM metric_version
   WHERE metric_id = m.id AND status IN ('released', 'approved') ORDER BY released_at DESC NULLS LAST, id LIMIT 1) cv ON TRUE
 WHERE m.id = $1 AND m.org_id = $2`;
 
-const LIST_SQL = `SELECT ${LIST_COLUMNS}, (SELECT count(*)::int FROM metric WHERE org_id = $1) AS total
-  FROM metric m WHERE m.org_id = $1 ORDER BY m.name, m.id OFFSET $2 LIMIT $3`;
+/** A metric's announced verdict is `$4` (the list's `trust` filter). */
+const TRUST_FILTER = 'EXISTS (SELECT 1 FROM metric_trust_state ts WHERE ts.metric_id = m.id AND ts.verdict = $4)';
+
+/**
+ * A page by name with its items' verdict facts and the total: the page is cut first (ids in name
+ * order, OFFSET/LIMIT), then the facts are read for its rows only.
+ */
+const listSql = (filter: string) => `SELECT ${LIST_COLUMNS}, ${LIST_TRUST}, p.total
+  FROM (SELECT m.id, (SELECT count(*)::int FROM metric m WHERE m.org_id = $1${filter}) AS total
+    FROM metric m WHERE m.org_id = $1${filter} ORDER BY m.name, m.id OFFSET $2 LIMIT $3) p
+  JOIN metric m ON m.id = p.id
+  ${LATEST_VALIDATION}
+  ORDER BY m.name, m.id`;
+const LIST_SQL = listSql('');
+const LIST_TRUST_SQL = listSql(` AND ${TRUST_FILTER}`);
 /** The total of a page past the end (no row to carry it). */
 const LIST_TOTAL_SQL = 'SELECT count(*)::int AS total FROM metric WHERE org_id = $1';
+const LIST_TRUST_TOTAL_SQL = `SELECT count(*)::int AS total FROM metric m WHERE m.org_id = $1 AND ${TRUST_FILTER.replace('$4', '$2')}`;
 
 /** Search sends the service's own ranking statement; a statement is named by a digest of its text (its shape). */
 const shape = (text: string) => createHash('sha1').update(text).digest('hex').slice(0, 12);
@@ -178,25 +233,68 @@ const DASHBOARD_SQL = `SELECT m.id, m.name, m.lifecycle_status::text AS lifecycl
   (SELECT count(*)::int FROM metric WHERE org_id = $1) AS total
 FROM metric m WHERE m.org_id = $1 ORDER BY m.name, m.id LIMIT 100`;
 
-const STALE_VALIDATION_MS = 30 * 24 * 60 * 60 * 1000;
+const DAY_MS = 24 * 60 * 60 * 1000;
+/** The server's default (TRUST_STALE_VALIDATION_DAYS), which a tier's rule may replace. */
+const STALE_VALIDATION_DAYS = 30;
+/** Caution reasons in their order; a tier's rule may make any of them decisive. */
+const CAUTIONS = [
+  'pre_release',
+  'open_objections',
+  'never_validated',
+  'failed_validation',
+  'stale_validation',
+  'conflicting_definition',
+  'untrusted_input',
+  'no_approved_version',
+  'no_owner_team',
+];
 
-/** The trust verdict (README, "Trust verdict"), written out again as any plain implementation would. */
+interface TierRule {
+  stale_after_days?: number;
+  use_requires?: string[];
+  [reason: string]: unknown;
+}
+
+/**
+ * The trust verdict (docs/trust.md), written out again as any plain implementation would: the
+ * always-decisive reasons, then the cautions, of which the organization's rule for the metric's
+ * tier (organization.trust_policy) may make some decisive, ask for more evidence (`use_requires`)
+ * or shorten the time evidence stays current (`stale_after_days`). The upstream metrics behind
+ * `untrusted_input` are the ones the writers recorded with the announced verdict.
+ */
 function trust(r: Row) {
-  const blocking = [
-    ...(r.lifecycle === 'DEPRECATED' ? ['deprecated'] : []),
-    ...(r.superseding_id ? ['superseded'] : []),
-  ];
-  if (blocking.length) return { verdict: 'do_not_use', reasons: blocking, preferred_metric_id: r.superseding_id };
+  const rule = (r.tier_rule as TierRule | null) ?? null;
   const validatedAt = r.validated_at as Date | null;
-  const cautions = [
-    ...(['APPROVED', 'RELEASED'].includes(r.lifecycle as string) ? [] : ['pre_release']),
-    ...((r.open_objections_count as number) > 0 ? ['open_objections'] : []),
-    ...(validatedAt === null ? ['never_validated'] : []),
-    ...(r.last_failed === true ? ['failed_validation'] : []),
-    ...(validatedAt !== null && Date.now() - validatedAt.getTime() > STALE_VALIDATION_MS ? ['stale_validation'] : []),
-    ...(r.conflicting ? ['conflicting_definition'] : []),
-  ];
-  return { verdict: cautions.length ? 'use_with_caution' : 'use', reasons: cautions, preferred_metric_id: null };
+  const staleDays = rule?.stale_after_days ?? STALE_VALIDATION_DAYS;
+  const owner = ((r.trust_owner as string | null) ?? '').trim().toLowerCase();
+  const inputs = (r.untrusted_inputs as { id: string; key: string; verdict: string; reasons: string[] }[] | null) ?? [];
+  const requires = rule?.use_requires ?? [];
+  const found = new Set<string>();
+  if (r.lifecycle === 'DEPRECATED') found.add('deprecated');
+  if (r.superseding_id) found.add('superseded');
+  if (!['APPROVED', 'RELEASED'].includes(r.lifecycle as string)) found.add('pre_release');
+  if ((r.open_objections_count as number) > 0) found.add('open_objections');
+  if (validatedAt === null) found.add('never_validated');
+  if (r.last_failed === true) found.add('failed_validation');
+  if (validatedAt !== null && Date.now() - validatedAt.getTime() > staleDays * DAY_MS) found.add('stale_validation');
+  if (r.conflicting) found.add('conflicting_definition');
+  if (inputs.length) found.add('untrusted_input');
+  if (requires.includes('approved_version') && r.has_approved !== true) found.add('no_approved_version');
+  if (requires.includes('owner_team') && (owner === '' || owner === 'unassigned')) found.add('no_owner_team');
+  const ordered = ['deprecated', 'superseded', ...CAUTIONS].filter((reason) => found.has(reason));
+  const blocking = ordered.filter(
+    (reason) => reason === 'deprecated' || reason === 'superseded' || rule?.[reason] === 'do_not_use',
+  );
+  const reasons = blocking.length ? blocking : ordered;
+  const verdict = blocking.length ? 'do_not_use' : reasons.length ? 'use_with_caution' : 'use';
+  return {
+    verdict,
+    reasons,
+    preferred_metric_id: r.superseding_id && verdict === 'do_not_use' ? r.superseding_id : null,
+    untrusted_inputs: reasons.includes('untrusted_input')
+      ? inputs.map((input) => ({ id: input.id, key: input.key, verdict: input.verdict, reasons: input.reasons }))
+      : [],
+  };
 }
 
 function disambiguation(candidates: { metric_id: string; relation: string }[]) {
@@ -259,7 +357,8 @@ export function createFloor(pool: pg.Pool, publicAppUrl: string) {
       const search = rankedSearch(org.id, normalizedSearch(q), NO_FILTER, { skip, take: pageSize });
       const built = search.build(search.args);
       const ranked = compile(built.page);
-      const text = `SELECT ${LIST_COLUMNS}, hit.total FROM (${ranked.sql}) hit JOIN metric m ON m.id = hit.id ORDER BY hit.rank`;
+      const text = `SELECT ${LIST_COLUMNS}, ${LIST_TRUST}, hit.total FROM (${ranked.sql}) hit JOIN metric m ON m.id = hit.id
+        ${LATEST_VALIDATION} ORDER BY hit.rank`;
       ({ rows } = await run(`search_${shape(text)}`, text, [...ranked.parameters]));
       total = (rows[0]?.total as number | undefined) ?? 0;
       if (!rows.length && skip > 0) {
@@ -268,9 +367,21 @@ export function createFloor(pool: pg.Pool, publicAppUrl: string) {
           .total as number;
       }
     } else {
-      ({ rows } = await run('list', LIST_SQL, [org.id, skip, pageSize]));
+      // The announced verdict (metric_trust_state), as the service filters on it; a statement of its own.
+      const verdict = params.get('trust');
+      if (verdict) {
+        ({ rows } = await run('list_trust', LIST_TRUST_SQL, [org.id, skip, pageSize, verdict]));
+      } else {
+        ({ rows } = await run('list', LIST_SQL, [org.id, skip, pageSize]));
+      }
       total = (rows[0]?.total as number | undefined) ?? 0;
-      if (!rows.length && skip > 0) total = (await run('list_total', LIST_TOTAL_SQL, [org.id])).rows[0].total as number;
+      if (!rows.length && skip > 0) {
+        total = (
+          verdict
+            ? await run('list_trust_total', LIST_TRUST_TOTAL_SQL, [org.id, verdict])
+            : await run('list_total', LIST_TOTAL_SQL, [org.id])
+        ).rows[0].total as number;
+      }
     }
     return {
       data: rows.map(listItem),
@@ -344,6 +455,8 @@ export function createFloor(pool: pg.Pool, publicAppUrl: string) {
         consumer_contexts: r.consumer_contexts,
         requires_disambiguation: disambiguation(r.candidates as { metric_id: string; relation: string }[]),
         policy_examples: r.policy_examples,
+        inputs: r.inputs,
+        dependents_count: r.dependents_count,
       },
       meta,
     };
@@ -384,6 +497,8 @@ export function createFloor(pool: pg.Pool, publicAppUrl: string) {
             }
           : null,
         trust: trust(r),
+        inputs: r.inputs,
+        dependents_count: r.dependents_count,
       },
       meta,
     };

@@ -80,7 +80,7 @@ async function main() {
   try {
     await migratePostgres(direct.toString());
     const seeding = new pg.Pool({ connectionString: direct.toString(), max: 2 });
-    const data = await seed(seeding, Number(args.metrics)).finally(() => seeding.end());
+    const data = await seed(seeding, Number(args.metrics), direct.toString()).finally(() => seeding.end());
     log(`seeded ${args.metrics} metrics`);
     // The role's settings, which the pooled service cannot send in its startup packet
     // (docs/connection-poolers.md); after the seed, whose statements take longer than this timeout.

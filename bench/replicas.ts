@@ -39,7 +39,7 @@ const percentile = (sorted: number[], p: number) =>
 try {
   await migratePostgres(servers.primary.url);
   const pool = new pg.Pool({ connectionString: servers.primary.url, max: 4 });
-  const data = await seed(pool, Number(args.metrics));
+  const data = await seed(pool, Number(args.metrics), servers.primary.url);
   await pool.end();
   await servers.caughtUp(120_000);
 

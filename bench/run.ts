@@ -8,7 +8,8 @@
  * migrates and seeds it, starts the service (compiled, as in production: dist/server.js), the
  * floor (bench/floor.ts) and, for the GraphQL dashboard, PostGraphile (bench/postgraphile.ts) as
  * child processes, checks that they answer the same, then loads them in turn (A B A B ..., A B C
- * for graphql), then runs the apply scenario (bench/apply.ts), the queued-applies scenario
+ * for graphql), then runs the apply scenario (bench/apply.ts), the lineage apply scenario
+ * (bench/lineage-apply.ts: deprecating a metric with 1,000 transitive dependents), the queued-applies scenario
  * (bench/queued-applies.ts: another organization's reads beside 10 concurrent applies) and the change-feed scenario with three
  * instances (bench/changes.ts), and writes bench/results/<date>.json.
  */
@@ -20,7 +21,8 @@ import pg from 'pg';
 import { migratePostgres } from '../src/db/migrate.js';
 import { runApplyScenario } from './apply.js';
 import { runChangesScenario } from './changes.js';
-import { checkEquivalence, peerStatementCounts, statementCounts } from './checks.js';
+import { checkEquivalence, listTrustStatements, peerStatementCounts, statementCounts } from './checks.js';
+import { runLineageApplyScenario } from './lineage-apply.js';
 import {
   ALL_ROUTES,
   conditionalRoute,
@@ -122,7 +124,7 @@ async function main() {
     await migratePostgres(databaseUrl);
     const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
     const seedStart = Date.now();
-    const data = await seed(pool, metrics);
+    const data = await seed(pool, metrics, databaseUrl);
     await pool.end();
     const seedSeconds = (Date.now() - seedStart) / 1000;
     log(`seeded in ${seedSeconds.toFixed(1)} s: ${JSON.stringify(data.counts)}`);
@@ -278,6 +280,20 @@ async function main() {
     );
     running.push(timed);
     const statements = await statementCounts(timed, data, requests, routes);
+    // A list page with `trust` (on its items, or as the filter) against one without, at two page sizes.
+    let listTrust = null;
+    if (routes.includes('list')) {
+      const pages = await listTrustStatements(timed, data);
+      listTrust = { pages, target: 'at most 2 statements more', met: pages.every((p) => p.extra <= 2) };
+      for (const p of pages) {
+        log(
+          `list statements, pageSize ${p.pageSize}: without trust ${p.without.join(',')}; with ${p.withTrust.join(',')}; ` +
+            `${Object.entries(p.filtered)
+              .map(([verdict, seen]) => `trust=${verdict} ${seen.join(',')}`)
+              .join('; ')} (at most ${p.extra} more: ${p.extra <= 2 ? 'met' : 'NOT met'})`,
+        );
+      }
+    }
     const scenario = (metrics: string | undefined) => ({
       metrics: Number(metrics),
       apiKey: data.apiKey,
@@ -289,6 +305,7 @@ async function main() {
     const apply = args['skip-apply']
       ? null
       : await runApplyScenario(timed, databaseUrl, scenario(args['apply-metrics']));
+    const lineageApply = args['skip-apply'] ? null : await runLineageApplyScenario(timed, databaseUrl, { log });
     const queuedApplies = args['skip-queue']
       ? null
       : await runQueuedAppliesScenario(timed, databaseUrl, scenario(args['queue-metrics']));
@@ -358,7 +375,9 @@ async function main() {
         mismatches,
       },
       ...report,
+      listTrust,
       apply,
+      lineageApply,
       queuedApplies,
       changes,
       raw: results,

@@ -6,11 +6,16 @@
  */
 import type pg from 'pg';
 import { generateApiKey, hashSecret, keyPrefix } from '../src/auth/secrets.js';
+import { trustTransitions } from '../src/changes/trust-transitions.js';
+import { openDatabase } from '../src/db/client.js';
+import { DEFAULT_STALE_VALIDATION_DAYS } from '../src/metric/trust.js';
 
 export interface SeedResult {
   orgId: string;
   otherOrgId: string;
   apiKey: string;
+  /** a key of the same organization with `definition:read` alone: its list items carry no `trust` */
+  definitionKey: string;
   /** metric ids of the main organization, a spread sample for rotation */
   metricIds: string[];
   /** a metric id of the other organization (404 for the bench key) */
@@ -192,8 +197,54 @@ async function insertSurroundings(db: pg.Pool, orgSeed: string, count: number): 
   for (const sql of statements) await db.query(sql, [count]);
 }
 
-/** Fills an empty, migrated database. */
-export async function seed(db: pg.Pool, metrics: number): Promise<SeedResult> {
+/** Metrics of a chain from its first to its last layer: depth 10 (11 layers). */
+export const INPUT_LAYERS = 11;
+/** Inputs of every metric past the first layer. */
+export const FAN_IN = 5;
+
+/**
+ * Inputs as edges of metric_input (docs/lineage.md): metric i (1-based) is in layer (i - 1) % 11 and
+ * at place q = (i - 1) / 11 of it. A metric of layer k > 0 takes 5 inputs from layer k - 1, the
+ * metrics at places q, q + 1, ..., q + 4 (modulo the full places, Q = count / 11, so that every input
+ * exists): chains of depth 10 with a fan-in of 5, and a metric of the first layer has about 230
+ * transitive dependents (4k + 1 in layer k). Positions follow the order above.
+ */
+async function insertInputs(db: pg.Pool, orgSeed: string, count: number): Promise<void> {
+  const metric = (i: string) => uuid(`'${orgSeed}-metric-' || ${i}`);
+  await db.query(
+    `INSERT INTO metric_input (metric_id, input_metric_id, position)
+     SELECT ${metric('i')}, ${metric(`((((i - 1) / ${INPUT_LAYERS} + t) % q.full) * ${INPUT_LAYERS} + (i - 1) % ${INPUT_LAYERS})`)}, t
+     FROM generate_series(1, $1::int) i, generate_series(0, ${FAN_IN - 1}) t,
+       (SELECT greatest(1, $1::int / ${INPUT_LAYERS}) AS full) q
+     WHERE (i - 1) % ${INPUT_LAYERS} > 0
+     ON CONFLICT DO NOTHING`,
+    [count],
+  );
+}
+
+/**
+ * The announced verdicts (metric_trust_state), as the sweep writes them for metrics that have none:
+ * the list's `trust` filter reads them, and the writers' untrusted inputs are part of every verdict
+ * read. Every metric is new, so no event is recorded.
+ */
+async function announceVerdicts(databaseUrl: string, orgIds: string[]): Promise<void> {
+  const database = await openDatabase({ kind: 'postgres', url: databaseUrl }, { poolSize: 1 });
+  try {
+    const policy = { staleValidationDays: DEFAULT_STALE_VALIDATION_DAYS };
+    const now = new Date();
+    for (const orgId of orgIds) {
+      await database.prisma.$transaction((tx) => trustTransitions(tx, orgId, 'all', policy, now), {
+        timeout: 600_000,
+        maxWait: 60_000,
+      });
+    }
+  } finally {
+    await database.close();
+  }
+}
+
+/** Fills an empty, migrated database (`databaseUrl` is the one `db` connects to). */
+export async function seed(db: pg.Pool, metrics: number, databaseUrl: string): Promise<SeedResult> {
   const orgId = (await db.query<{ id: string }>(`SELECT md5('bench-org')::uuid::text AS id`)).rows[0]!.id;
   const otherOrgId = (await db.query<{ id: string }>(`SELECT md5('other-org')::uuid::text AS id`)).rows[0]!.id;
   const otherCount = Math.max(100, Math.round(metrics / 5));
@@ -226,12 +277,22 @@ export async function seed(db: pg.Pool, metrics: number): Promise<SeedResult> {
   await insertMetrics(db, 'other', otherOrgId, otherCount);
   await insertSurroundings(db, 'bench', metrics);
   await insertSurroundings(db, 'other', otherCount);
+  await insertInputs(db, 'bench', metrics);
+  await insertInputs(db, 'other', otherCount);
+  await db.query('ANALYZE');
+  await announceVerdicts(databaseUrl, [orgId, otherOrgId]);
 
   const apiKey = generateApiKey();
   await db.query(
     `INSERT INTO api_key (id, org_id, name, key_hash, key_prefix, scopes, rate_limit_per_minute)
      VALUES (gen_random_uuid(), $1, 'bench', $2, $3, ARRAY['canonical-metric-api:read','definition:read'], 1000000000)`,
     [orgId, hashSecret(apiKey), keyPrefix(apiKey)],
+  );
+  const definitionKey = generateApiKey();
+  await db.query(
+    `INSERT INTO api_key (id, org_id, name, key_hash, key_prefix, scopes, rate_limit_per_minute)
+     VALUES (gen_random_uuid(), $1, 'bench definitions', $2, $3, ARRAY['definition:read'], 1000000000)`,
+    [orgId, hashSecret(definitionKey), keyPrefix(definitionKey)],
   );
   await db.query('VACUUM ANALYZE');
 
@@ -255,6 +316,8 @@ export async function seed(db: pg.Pool, metrics: number): Promise<SeedResult> {
     'metric_relationship',
     'thread',
     'message',
+    'metric_input',
+    'metric_trust_state',
   ]) {
     counts[table] = Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM ${table}`)).rows[0]!.n);
   }
@@ -262,6 +325,7 @@ export async function seed(db: pg.Pool, metrics: number): Promise<SeedResult> {
     orgId,
     otherOrgId,
     apiKey,
+    definitionKey,
     metricIds: ids.rows.map((r) => r.id),
     foreignMetricId: foreign.rows[0]!.id,
     counts,

@@ -88,7 +88,7 @@ describe.skipIf(lacks(POSTGRES))('query plans at 100,000 metrics', () => {
     if (database.target.kind !== 'postgres') throw new Error('expected PostgreSQL');
     const pool = new pg.Pool({ connectionString: database.target.url });
     try {
-      bench = await seed(pool, METRICS);
+      bench = await seed(pool, METRICS, database.target.url);
       await pool.query('ANALYZE');
     } finally {
       await pool.end();

@@ -46,7 +46,7 @@ describe.skipIf(lacks(POSTGRES))(`the trust filter's plans at ${METRICS.toLocale
     if (database.target.kind !== 'postgres') throw new Error('expected PostgreSQL');
     const pool = new pg.Pool({ connectionString: database.target.url });
     try {
-      bench = await seed(pool, METRICS);
+      bench = await seed(pool, METRICS, database.target.url);
     } finally {
       await pool.end();
     }
