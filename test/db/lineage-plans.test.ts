@@ -72,7 +72,8 @@ describe.skipIf(lacks(POSTGRES))('lineage query plans at 10,000 metrics', () => 
     await insertEdges(prisma, edges);
     await prisma.$executeRaw`
       INSERT INTO metric_trust_state (metric_id, verdict, reasons, evaluated_at)
-      SELECT id, 'use', '{}', now() FROM metric`;
+      SELECT id, 'use', '{}', now() FROM metric
+      ON CONFLICT (metric_id) DO UPDATE SET verdict = 'use', reasons = '{}'`;
     await prisma.$executeRawUnsafe('ANALYZE');
     if (t.database.target.kind !== 'postgres') throw new Error('expected PostgreSQL');
     client = new pg.Client({ connectionString: t.database.target.url });

@@ -209,6 +209,7 @@ describe('export of a registry document', () => {
       key: 'gross_revenue',
       result: 'updated',
       changed_fields: ['description'],
+      changes: [{ field: 'description', from: 'Now described.', to: '' }],
     });
   });
 
