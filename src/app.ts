@@ -23,6 +23,7 @@ import { discussionRoutes, discussionWritesFor } from './http/discussion-routes.
 import { sendHttpError } from './http/error-reply.js';
 import { exportRoutes } from './http/export-routes.js';
 import { firstHeader, sessionCookie } from './http/headers.js';
+import { metricAdminRoutes } from './http/metric-admin-routes.js';
 import { createMetrics, type Metrics } from './http/metrics.js';
 import { instrumentRequests, requestId } from './http/observability.js';
 import { observeReplicas, replicaStatus } from './http/replica-status.js';
@@ -36,9 +37,7 @@ import {
   throttleClient,
 } from './http/request-auth.js';
 import { rootRoute } from './http/root.js';
-import { sourcesRoutes } from './http/sources-routes.js';
 import { sendAsset } from './http/static-assets.js';
-import { usageRoutes } from './http/usage-routes.js';
 import { webhookRoutes } from './http/webhook-routes.js';
 import { writeRoutes } from './http/write-routes.js';
 import type { KeyRateLimiter } from './limits/key-rate-limiter.js';
@@ -297,8 +296,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     documentReader,
     pruneMaxRemovals: config.pruneMaxRemovals,
   });
-  await app.register(usageRoutes, { access });
-  await app.register(sourcesRoutes, { access });
+  await app.register(metricAdminRoutes, { access });
   await app.register(exportRoutes, { access });
   const discussionWrites = {
     access,

@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { errors, HttpError } from '../errors.js';
 import type { Prisma, PrismaClient } from '../generated/prisma/client.js';
 import { isUuid } from '../uuid.js';
-import { authorColumns, requireAuthorOrAdmin, requireMember } from './actor.js';
+import { type Actor, authorColumns, requireAuthorOrAdmin, requireMember } from './actor.js';
 import { checkBody, checkIntent, checkTitle } from './limits.js';
 import { type MessageRow, readMessage, readThread, type ThreadRow } from './read.js';
 import { type DiscussionCall, inDiscussionTransaction } from './write.js';
@@ -34,6 +34,26 @@ interface ThreadState {
   resolutionStatus: 'open' | 'resolved';
   authorUserId: string | null;
   authorTokenId: string | null;
+}
+
+/** A message of `actor` at the end of a thread. */
+async function insertMessage(
+  tx: Tx,
+  message: { id: string; threadId: string; metricId: string; actor: Actor; body: string; now: Date },
+): Promise<void> {
+  const author = authorColumns(message.actor);
+  await tx.message.create({
+    data: {
+      id: message.id,
+      threadId: message.threadId,
+      metricId: message.metricId,
+      authorUserId: author.userId,
+      authorTokenId: author.tokenId,
+      body: message.body,
+      createdAt: message.now,
+      updatedAt: message.now,
+    },
+  });
 }
 
 async function threadOf(tx: Tx, orgId: string, threadId: string): Promise<ThreadState> {
@@ -140,18 +160,7 @@ export async function openThread(
         authorTokenId: author.tokenId,
       },
     });
-    await tx.message.create({
-      data: {
-        id: messageId,
-        threadId,
-        metricId: metric.id,
-        authorUserId: author.userId,
-        authorTokenId: author.tokenId,
-        body,
-        createdAt: now,
-        updatedAt: now,
-      },
-    });
+    await insertMessage(tx, { id: messageId, threadId, metricId: metric.id, actor: call.actor, body, now });
     return {
       value: await written(readThread(tx, call.orgId, threadId)),
       changes: [
@@ -176,19 +185,14 @@ export async function reply(
   const body = checkBody(input.body);
   return inDiscussionTransaction(prisma, call, async (tx, now) => {
     const thread = await threadOf(tx, call.orgId, input.threadId);
-    const author = authorColumns(call.actor);
     const messageId = randomUUID();
-    await tx.message.create({
-      data: {
-        id: messageId,
-        threadId: thread.id,
-        metricId: thread.metricId,
-        authorUserId: author.userId,
-        authorTokenId: author.tokenId,
-        body,
-        createdAt: now,
-        updatedAt: now,
-      },
+    await insertMessage(tx, {
+      id: messageId,
+      threadId: thread.id,
+      metricId: thread.metricId,
+      actor: call.actor,
+      body,
+      now,
     });
     return {
       value: await written(readMessage(tx, call.orgId, messageId)),

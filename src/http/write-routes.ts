@@ -265,16 +265,19 @@ export async function writeRoutes(app: FastifyInstance, deps: WriteRoutesDeps) {
     },
   });
 
+  /** Both validation routes: a validations:write caller, no query parameter, a JSON body. */
+  const admitValidationsWriter = async (request: FastifyRequest, reply: FastifyReply) => {
+    principals.set(request, await admitWriter(access, request, reply, 'validations:write'));
+    rejectUnknownParameters(request.query as Query, []);
+    if (mediaType(request) !== 'application/json') throw new HttpError(errors.jsonContentTypeRequired);
+  };
+
   app.route({
     method: 'POST',
     url: '/api/validations',
     bodyLimit: VALIDATIONS_BODY_LIMIT,
     handlerTimeout: WRITE_DEADLINE_MS,
-    onRequest: async (request, reply) => {
-      principals.set(request, await admitWriter(access, request, reply, 'validations:write'));
-      rejectUnknownParameters(request.query as Query, []);
-      if (mediaType(request) !== 'application/json') throw new HttpError(errors.jsonContentTypeRequired);
-    },
+    onRequest: admitValidationsWriter,
     handler: async (request) => {
       const principal = principalOf(request);
       const read = await readBody(documentReader.readValidations(typeof request.body === 'string' ? request.body : ''));
@@ -301,11 +304,7 @@ export async function writeRoutes(app: FastifyInstance, deps: WriteRoutesDeps) {
     url: '/api/validations/dbt',
     bodyLimit: DBT_EVIDENCE_BODY_LIMIT,
     handlerTimeout: WRITE_DEADLINE_MS,
-    onRequest: async (request, reply) => {
-      principals.set(request, await admitWriter(access, request, reply, 'validations:write'));
-      rejectUnknownParameters(request.query as Query, []);
-      if (mediaType(request) !== 'application/json') throw new HttpError(errors.jsonContentTypeRequired);
-    },
+    onRequest: admitValidationsWriter,
     handler: async (request) => {
       const principal = principalOf(request);
       const read = await readBody(documentReader.readDbtEvidence(typeof request.body === 'string' ? request.body : ''));

@@ -202,6 +202,27 @@ const writerForbidden = (description: string, ...more: ErrorResponse[]) =>
     ...more,
   );
 
+/** The answers of a registry caller's read of one metric (GET /api/metrics/{id}/usage and /sources). */
+const metricAdminResponses = (okResponse: unknown) => ({
+  '200': okResponse,
+  '400': errorResponse(
+    'The id is not a UUID, or a query parameter was sent (the route takes none).',
+    rateLimitHeaders,
+    errors.invalidMetricId,
+    errors.unknownQueryParameter('days', []),
+  ),
+  '401': ref('responses', 'WriterUnauthorized'),
+  '403': writerForbidden(''),
+  '404': errorResponse(
+    'The caller’s organization has no metric with this id.',
+    rateLimitHeaders,
+    errors.metricNotFound,
+  ),
+  '429': ref('responses', 'RateLimited'),
+  '500': ref('responses', 'InternalError'),
+  '503': ref('responses', 'ServiceUnavailable'),
+});
+
 const bodyTooLarge = (limit: number) =>
   errorResponse(
     `The body is larger than ${Number.isInteger(limit / MiB) ? `${limit / MiB} MiB` : `${limit} bytes`}.`,
@@ -867,25 +888,9 @@ function buildPaths() {
           writerDescription('registry:write'),
         security: writer('registry:write'),
         parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } }],
-        responses: {
-          '200': ok('The metric’s recent usage.', schemaRef('MetricUsageResponse'), metricUsageExample),
-          '400': errorResponse(
-            'The id is not a UUID, or a query parameter was sent (the route takes none).',
-            rateLimitHeaders,
-            errors.invalidMetricId,
-            errors.unknownQueryParameter('days', []),
-          ),
-          '401': ref('responses', 'WriterUnauthorized'),
-          '403': writerForbidden(''),
-          '404': errorResponse(
-            'The caller’s organization has no metric with this id.',
-            rateLimitHeaders,
-            errors.metricNotFound,
-          ),
-          '429': ref('responses', 'RateLimited'),
-          '500': ref('responses', 'InternalError'),
-          '503': ref('responses', 'ServiceUnavailable'),
-        },
+        responses: metricAdminResponses(
+          ok('The metric’s recent usage.', schemaRef('MetricUsageResponse'), metricUsageExample),
+        ),
       },
     },
     '/api/metrics/{id}/sources': {
@@ -901,25 +906,9 @@ function buildPaths() {
           writerDescription('registry:write'),
         security: writer('registry:write'),
         parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } }],
-        responses: {
-          '200': ok('The metric’s sources.', schemaRef('MetricSourcesResponse'), metricSourcesExample),
-          '400': errorResponse(
-            'The id is not a UUID, or a query parameter was sent (the route takes none).',
-            rateLimitHeaders,
-            errors.invalidMetricId,
-            errors.unknownQueryParameter('days', []),
-          ),
-          '401': ref('responses', 'WriterUnauthorized'),
-          '403': writerForbidden(''),
-          '404': errorResponse(
-            'The caller’s organization has no metric with this id.',
-            rateLimitHeaders,
-            errors.metricNotFound,
-          ),
-          '429': ref('responses', 'RateLimited'),
-          '500': ref('responses', 'InternalError'),
-          '503': ref('responses', 'ServiceUnavailable'),
-        },
+        responses: metricAdminResponses(
+          ok('The metric’s sources.', schemaRef('MetricSourcesResponse'), metricSourcesExample),
+        ),
       },
     },
     '/api/service-tokens': {
