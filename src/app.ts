@@ -26,6 +26,7 @@ import { firstHeader, sessionCookie } from './http/headers.js';
 import { metricAdminRoutes } from './http/metric-admin-routes.js';
 import { createMetrics, type Metrics } from './http/metrics.js';
 import { instrumentRequests, requestId } from './http/observability.js';
+import { pageRoutes } from './http/pages/routes.js';
 import { observeReplicas, replicaStatus } from './http/replica-status.js';
 import {
   type AccessDeps,
@@ -308,6 +309,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(openApiRoutes, { access });
   await app.register(graphiqlRoutes, { access });
   await app.register(rootRoute, { access });
+  await app.register(pageRoutes, { access, config });
   await app.register(mcpRoutes, { access, config });
 
   const yoga = createGraphqlServer(app.log, { errorDetails: config.graphqlErrorDetails === true });

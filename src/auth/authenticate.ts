@@ -10,6 +10,7 @@ import { db, type Query, ShapeCache } from '../db/kysely.js';
 import { POINT_READ, type SqlReader } from '../db/sql.js';
 import { type ErrorResponse, errors } from '../errors.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
+import type { Role } from '../generated/prisma/enums.js';
 import { type RequestedScope, scopeSatisfied, scopesSatisfying } from './scopes.js';
 import { API_KEY_PATTERN, hashSecret } from './secrets.js';
 
@@ -202,6 +203,72 @@ async function lookupWithRead<T>(
   } catch {
     return null;
   }
+}
+
+/** Who a page is shown to: the session's user and the organizations they may switch between. */
+export interface PageViewerFacts {
+  sessionId: string;
+  email: string;
+  displayName: string;
+  /** the organization the page is of: its name (the principal carries the rest) */
+  orgName: string;
+  /** every organization the user is a member of, by name */
+  organizations: { slug: string; name: string; role: Role }[];
+}
+
+/**
+ * A signed-in session reading the pages of the organization `orgSlug` (the
+ * first segment of a page's path). The session names a user; the page's
+ * organization is the one in its URL, among the user's memberships, so that
+ * one sign-in reads every organization of the user (the switcher) while the
+ * session's active organization stays what the JSON routes act on. Not a
+ * member of it, or no such organization: 404, as for a metric of another
+ * organization, so that a page says nothing of who exists.
+ */
+export async function authenticatePageSession(
+  prisma: PrismaClient,
+  token: string | undefined,
+  orgSlug: string,
+): Promise<AuthResult & { read?: PageViewerFacts }> {
+  if (!token) return { ok: false, error: errors.notSignedIn };
+  const session = await prisma.session.findUnique({
+    where: { tokenHash: hashSecret(token) },
+    select: {
+      id: true,
+      userId: true,
+      expiresAt: true,
+      user: {
+        select: {
+          email: true,
+          displayName: true,
+          memberships: { select: { role: true, organization: { select: { ...organizationSelect, name: true } } } },
+        },
+      },
+    },
+  });
+  if (!session || session.expiresAt.getTime() <= Date.now()) return { ok: false, error: errors.notSignedIn };
+  const memberships = session.user.memberships;
+  const here = memberships.find((m) => m.organization.slug === orgSlug);
+  if (!here) return { ok: false, error: errors.notFound };
+  const { name, ...org } = here.organization;
+  return {
+    ok: true,
+    principal: {
+      kind: 'session',
+      userId: session.userId,
+      role: here.role,
+      org: { ...org, metricsVersion: String(org.metricsVersion) },
+    },
+    read: {
+      sessionId: session.id,
+      email: session.user.email,
+      displayName: session.user.displayName,
+      orgName: name,
+      organizations: memberships
+        .map((m) => ({ slug: m.organization.slug, name: m.organization.name, role: m.role }))
+        .sort((a, b) => a.name.localeCompare(b.name)),
+    },
+  };
 }
 
 /** A signed-in session (cookie `session=<token>`) whose user belongs to its active organization. */

@@ -8,7 +8,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
   type AuthResult,
   authenticateApiKey,
+  authenticatePageSession,
   authenticateSession,
+  type PageViewerFacts,
   presentedKey,
   type ReadWithKey,
   SERVICE_ENV_HEADER,
@@ -311,7 +313,29 @@ export async function admitSession(deps: AccessDeps, request: FastifyRequest, re
   return (await admit(deps, request, reply, session(deps, sessionCookie(request)))).principal;
 }
 
-const ADMIN_ROLES: ReadonlySet<string> = new Set(['owner', 'admin']);
+/**
+ * A signed-in session reading the pages of organization `orgSlug`
+ * ({@link authenticatePageSession}), admitted like {@link admitSession}:
+ * throttled, then one request of the user's budget. Not signed in: 401
+ * `notSignedIn` (a page sends the browser to sign in); not a member: 404.
+ */
+export async function admitPageSession(
+  deps: AccessDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  orgSlug: string,
+): Promise<{ principal: Extract<Principal, { kind: 'session' }>; viewer: PageViewerFacts }> {
+  const token = sessionCookie(request);
+  const credentials: Credentials<PageViewerFacts> = {
+    subject: null,
+    authenticate: () => authenticatePageSession(deps.prisma, token, orgSlug),
+  };
+  const { principal, read } = await admit(deps, request, reply, credentials);
+  if (principal.kind !== 'session' || !read) throw new Error('page admission without a session');
+  return { principal, viewer: read };
+}
+
+export const ADMIN_ROLES: ReadonlySet<string> = new Set(['owner', 'admin']);
 
 /** A signed-in admin or owner ({@link admitSession}): credential administration and the write routes; 403 otherwise. */
 export async function admitAdminSession(

@@ -9,7 +9,10 @@
 import type { AddressInfo } from 'node:net';
 import type { RouteOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createSession } from '../../src/admin/sessions.js';
 import { createMetrics, startMetricsServer } from '../../src/http/metrics.js';
+import { csrfTokenOf } from '../../src/http/pages/csrf.js';
+import { PAGE_STYLESHEET } from '../../src/pages/assets.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { manifestOf, runResultsOf, shop } from '../helpers/dbt-artifacts.js';
 import { type Receiver, startReceiver } from '../helpers/webhook-receiver.js';
@@ -214,6 +217,23 @@ const CALLS: [route: string, call: () => Call | Promise<Call>][] = [
     () => ({ path: `/api/webhooks/${made.webhook}`, init: { method: 'DELETE', headers: asAdmin() }, status: 200 }),
   ],
   ['GET /docs', () => ({ path: '/docs', status: 200 })],
+  ['GET /assets/:file', () => ({ path: PAGE_STYLESHEET.path, status: 200 })],
+  [
+    'POST /sign-out',
+    async () => {
+      // A session of its own: signing out deletes it, and the calls after this one use the owner's.
+      const signedIn = await createSession(t.database.prisma, { user: `owner-${org.slug}@example.com`, org: org.slug });
+      return {
+        path: '/sign-out',
+        init: {
+          method: 'POST',
+          headers: { cookie: `session=${signedIn.token}`, 'content-type': 'application/x-www-form-urlencoded' },
+          body: `csrf=${csrfTokenOf(signedIn.token)}`,
+        },
+        status: 303,
+      };
+    },
+  ],
   ['GET /docs/', () => ({ path: '/docs/', status: 301 })],
   ['GET /docs/js/scalar.js', () => ({ path: '/docs/js/scalar.js', status: 200 })],
   ['GET /docs/js/:file', async () => ({ path: await linkedFrom('/docs', '/docs/js/'), status: 200 })],
