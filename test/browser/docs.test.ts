@@ -5,19 +5,12 @@
  * against the app on a real ephemeral port; requests to any other host are
  * blocked and reported, so the pages are known to work offline.
  */
-import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { type BrowserContext, chromium } from 'playwright-core';
+import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GRAPHIQL_KEY_HINT } from '../../src/graphiql-page.js';
 import { registry } from '../fixtures/registry.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-
-const CHROMIUM = '/usr/bin/chromium';
-const hasChromium = existsSync(CHROMIUM);
-if (!hasChromium) console.warn(`[test] ${CHROMIUM} is missing: browser tests skipped (apt-get install chromium)`);
+import { type Browser, hasChromium, openBrowser } from '../helpers/chromium.js';
 
 const r = registry();
 const acme = r.org();
@@ -27,57 +20,25 @@ const metric = acme.metric({ name: 'Net Revenue' });
 describe.skipIf(!hasChromium)('browser pages (headless chromium)', () => {
   let t: TestApp;
   let baseUrl: string;
-  let userDataDir: string;
+  let browser: Browser;
   let context: BrowserContext;
-  /** Requests the pages tried to send anywhere but the app (blocked). */
-  const foreignRequests: string[] = [];
-  /** What the pages' CSP refused (a request elsewhere, an inline script). */
-  const cspViolations: string[] = [];
+  let foreignRequests: string[];
   /**
    * Scalar's script tries `eval` once on load; the CSP refuses it ('unsafe-eval' is not granted)
    * and the page works without it (the tests below use it). Anything else refused is a failure.
    */
-  const refused = () => cspViolations.filter((violation) => violation !== 'script-src eval');
+  const refused = () => browser.cspViolations.filter((violation) => violation !== 'script-src eval');
 
   beforeAll(async () => {
     t = await startTestApp({ fixture: r.build() });
     baseUrl = await t.app.listen({ port: 0, host: '127.0.0.1' });
-    userDataDir = await mkdtemp(join(tmpdir(), 'chromium-'));
-    context = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
-    // What the pages' Content-Security-Policy blocked never reaches the network: record it too.
-    await context.exposeBinding('reportViolation', (_source, uri: string) => {
-      cspViolations.push(uri);
-    });
-    await context.addInitScript(() => {
-      document.addEventListener('securitypolicyviolation', (event) => {
-        (window as unknown as { reportViolation(uri: string): void }).reportViolation(
-          `${event.violatedDirective} ${event.blockedURI}`,
-        );
-      });
-    });
-    await context.route('**/*', (route) => {
-      const url = route.request().url();
-      if (url.startsWith(baseUrl) || url.startsWith('data:') || url.startsWith('blob:')) return route.continue();
-      foreignRequests.push(url);
-      return route.abort();
-    });
+    browser = await openBrowser(baseUrl);
+    context = browser.context;
+    foreignRequests = browser.foreignRequests;
   });
 
   afterAll(async () => {
-    await context?.close();
-    if (userDataDir) await rm(userDataDir, { recursive: true, force: true });
+    await browser?.close();
     await t?.close();
   });
 
@@ -123,7 +84,7 @@ describe.skipIf(!hasChromium)('browser pages (headless chromium)', () => {
 
   it('/docs offers no outside service, and no button on it reaches another host', async () => {
     foreignRequests.length = 0;
-    cspViolations.length = 0;
+    browser.cspViolations.length = 0;
     const hosts = new Set<string>();
     const onRequest = (request: { url(): string }) => {
       const url = new URL(request.url());
@@ -159,11 +120,12 @@ describe.skipIf(!hasChromium)('browser pages (headless chromium)', () => {
     expect(foreignRequests).toEqual([]);
     expect(refused()).toEqual([]);
     await page.close();
-  });
+    // Clicking every button, each with its own wait, takes long on a busy machine.
+  }, 120_000);
 
   it('/docs "Test request" starts with no optional parameter set, and Send with a key lists metrics', async () => {
     foreignRequests.length = 0;
-    cspViolations.length = 0;
+    browser.cspViolations.length = 0;
     const page = await context.newPage();
     await page.goto(`${baseUrl}/docs`);
     await page.getByText('List or search metrics').first().waitFor({ timeout: 20_000 });
@@ -189,7 +151,7 @@ describe.skipIf(!hasChromium)('browser pages (headless chromium)', () => {
 
   it('GraphiQL opens on the example query with the header to fill in, says how to send a key, and runs with one', async () => {
     foreignRequests.length = 0;
-    cspViolations.length = 0;
+    browser.cspViolations.length = 0;
     const page = await context.newPage();
     // A first visit: no tabs kept from an earlier page of this browser.
     await page.goto(`${baseUrl}/graphql`);
