@@ -45,6 +45,23 @@ export type OrganizationPlan = (typeof ORGANIZATION_PLANS)[number];
 /** The rule of the fixture format and of the `organization_slug_not_uuid` constraint. */
 const SLUG_PATTERN = /^[a-z0-9-]{1,63}$/;
 
+/**
+ * The first path segments of the service's own routes: an organization's pages live at `/{slug}`, so
+ * a slug cannot be one of them (its pages would be unreachable behind the route of the same name).
+ */
+export const RESERVED_SLUGS: ReadonlySet<string> = new Set([
+  'api',
+  'assets',
+  'docs',
+  'graphiql',
+  'graphql',
+  'healthz',
+  'mcp',
+  'readyz',
+  'sign-in',
+  'sign-out',
+]);
+
 export interface CreateOrganizationInput {
   slug: string;
   name: string;
@@ -62,6 +79,9 @@ export async function createOrganization(
     throw new AdminError(
       `a slug is 1 to 63 lowercase letters, digits and dashes, not shaped like a UUID (got: ${JSON.stringify(input.slug)})`,
     );
+  }
+  if (RESERVED_SLUGS.has(slug)) {
+    throw new AdminError(`${slug} is a path of the service itself: choose another slug`);
   }
   if (!name) throw new AdminError('an organization needs a name');
   const plan = input.plan ?? 'team';

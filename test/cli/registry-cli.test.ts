@@ -601,6 +601,14 @@ describe('org:create and user:add', () => {
       expect(bad.code, slug).toBe(1);
       expect(bad.err[0]).toMatch(/^Error: a slug is /);
     }
+    // An organization's pages live at /{slug}: the service's own first path segments are not slugs.
+    for (const slug of ['api', 'docs', 'sign-in']) {
+      const reserved = await run(['org:create', '--slug', slug, '--name', 'Reserved']);
+      expect([reserved.code, reserved.err]).toEqual([
+        1,
+        [`Error: ${slug} is a path of the service itself: choose another slug`],
+      ]);
+    }
     const plan = await run(['org:create', '--slug', 'free-co', '--name', 'Free', '--plan', 'free']);
     expect(plan.code).toBe(1);
     expect(plan.err[0]).toBe(
