@@ -80,7 +80,7 @@ export async function checkEquivalence(
   if (floor) {
     const cases: [string, RouteRequest, number][] = [];
     for (const route of routes.filter((r) => peersOf(r).includes('floor'))) {
-      const request = routeRequest(route, data.metricIds);
+      const request = routeRequest(route, data);
       // The dashboard has one request; the other routes rotate.
       for (let k = 0; k < (route === 'graphql' ? 1 : 10); k++) cases.push([route, request, k]);
     }
@@ -116,7 +116,7 @@ export async function checkEquivalence(
   }
   if (postgraphile) {
     const [s, p] = await Promise.all([
-      requestJson(service.base, routeRequest('graphql', data.metricIds), 0, data.apiKey),
+      requestJson(service.base, routeRequest('graphql', data), 0, data.apiKey),
       requestJson(postgraphile.base, postgraphileDashboard(data.orgId), 0, data.apiKey),
     ]);
     const mine = serviceDashboard(s.body);
@@ -150,7 +150,7 @@ export async function statementCounts(
 ): Promise<Partial<Record<RouteName, number[]>>> {
   const counts: Partial<Record<RouteName, number[]>> = {};
   for (const route of routes) {
-    const request = requests.get(route) ?? routeRequest(route, data.metricIds);
+    const request = requests.get(route) ?? routeRequest(route, data);
     const seen: number[] = [];
     for (let k = 0; k < 10; k++) {
       const response = await fetch(service.base + request.path(k), {

@@ -1,5 +1,6 @@
 /** The routes under load and one autocannon run against a base URL. */
 import autocannon from 'autocannon';
+import type { SeedResult } from './seed.js';
 
 export type RouteName =
   | 'list'
@@ -10,7 +11,11 @@ export type RouteName =
   | 'detail'
   | 'detail-304'
   | 'contract'
-  | 'graphql';
+  | 'graphql'
+  | 'page-home'
+  | 'page-catalog'
+  | 'page-search'
+  | 'page-metric';
 export const ALL_ROUTES: RouteName[] = [
   'list',
   'list-304',
@@ -21,6 +26,10 @@ export const ALL_ROUTES: RouteName[] = [
   'detail-304',
   'contract',
   'graphql',
+  'page-home',
+  'page-catalog',
+  'page-search',
+  'page-metric',
 ];
 /** The servers measured next to the service (bench/floor.ts, bench/postgraphile.ts). */
 export type PeerName = 'floor' | 'postgraphile';
@@ -201,8 +210,16 @@ export async function conditionalRoute(base: string, plain: RouteRequest, apiKey
 /** Distinct requests of a conditional route's rotation. */
 const ROTATION = 20;
 
-export function routeRequest(route: RouteName, metricIds: string[]): RouteRequest {
+/**
+ * A route's requests. The pages (`page-*`: the organization's home, the catalog, a catalog search and the
+ * metric page, each a `canonical_url`) are read by a signed-in member (`sessionToken`, organization `bench`).
+ */
+export function routeRequest(
+  route: RouteName,
+  { metricIds, sessionToken }: Pick<SeedResult, 'metricIds' | 'sessionToken'>,
+): RouteRequest {
   const id = (k: number) => metricIds[k % metricIds.length]!;
+  const signedIn = () => ({ cookie: `session=${sessionToken}`, accept: 'text/html' });
   switch (route) {
     case 'list':
     case 'list-304':
@@ -227,6 +244,18 @@ export function routeRequest(route: RouteName, metricIds: string[]): RouteReques
       return { method: 'GET', path: (k) => `/api/v1/metrics/${id(k)}/contract` };
     case 'graphql':
       return { method: 'POST', path: () => '/graphql', body: JSON.stringify({ query: DASHBOARD_QUERY }) };
+    case 'page-home':
+      return { method: 'GET', path: () => '/bench', headers: signedIn };
+    case 'page-catalog':
+      return { method: 'GET', path: (k) => `/bench/metrics?page=${1 + (k % 50)}`, headers: signedIn };
+    case 'page-search':
+      return {
+        method: 'GET',
+        path: (k) => `/bench/metrics?q=${encodeURIComponent(SEARCH_TERMS[k % SEARCH_TERMS.length]!)}`,
+        headers: signedIn,
+      };
+    case 'page-metric':
+      return { method: 'GET', path: (k) => `/bench/metrics/${id(k)}`, headers: signedIn };
   }
 }
 

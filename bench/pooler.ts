@@ -115,7 +115,7 @@ async function main() {
     const pooler = bouncer;
     const load = async (target: Started, route: RouteName, seconds: number): Promise<Run> => {
       const before = { service: cpuMs(target.pid), pooler: cpuMs(pooler.pid), postgres: backendsCpuMs(dbName) };
-      const result = await runLoad(target.base, routeRequest(route, data.metricIds), data.apiKey, {
+      const result = await runLoad(target.base, routeRequest(route, data), data.apiKey, {
         connections: Number(args.connections),
         duration: seconds,
       });

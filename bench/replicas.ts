@@ -90,7 +90,7 @@ try {
         );
         let requests = 0;
         try {
-          const request = routeRequest(route, data.metricIds);
+          const request = routeRequest(route, data);
           const options = { connections: Number(args.connections), duration: Number(args.duration) };
           requests += (await runLoad(service.base, request, data.apiKey, { ...options, duration: 2 })).requests;
           const cpuBefore = cpuMs(service.pid);

@@ -5,7 +5,7 @@
  * join by arithmetic instead of lookups and every run has the same shape.
  */
 import type pg from 'pg';
-import { generateApiKey, hashSecret, keyPrefix } from '../src/auth/secrets.js';
+import { generateApiKey, generateSessionToken, hashSecret, keyPrefix } from '../src/auth/secrets.js';
 import { trustTransitions } from '../src/changes/trust-transitions.js';
 import { openDatabase } from '../src/db/client.js';
 import { DEFAULT_STALE_VALIDATION_DAYS } from '../src/metric/trust.js';
@@ -16,6 +16,8 @@ export interface SeedResult {
   apiKey: string;
   /** a key of the same organization with `definition:read` alone: its list items carry no `trust` */
   definitionKey: string;
+  /** the `session` cookie of a member of the main organization (slug `bench`), for the pages */
+  sessionToken: string;
   /** metric ids of the main organization, a spread sample for rotation */
   metricIds: string[];
   /** a metric id of the other organization (404 for the bench key) */
@@ -308,6 +310,17 @@ export async function seed(
      VALUES (gen_random_uuid(), $1, 'bench definitions', $2, $3, ARRAY['definition:read'], 1000000000)`,
     [orgId, hashSecret(definitionKey), keyPrefix(definitionKey)],
   );
+  // A member reading the catalog's pages (routes page-*), signed in for the run.
+  const sessionToken = generateSessionToken();
+  await db.query(
+    `WITH reader AS (
+       INSERT INTO "user" (id, email, display_name) VALUES (gen_random_uuid(), 'reader@bench.example', 'Bench Reader')
+       RETURNING id),
+     joined AS (INSERT INTO membership (org_id, user_id, role) SELECT $1, id, 'member' FROM reader)
+     INSERT INTO session (id, token_hash, user_id, org_id, expires_at)
+     SELECT gen_random_uuid(), $2, id, $1, now() + interval '7 days' FROM reader`,
+    [orgId, hashSecret(sessionToken)],
+  );
   await db.query('VACUUM ANALYZE');
 
   // 20 ids spread over the registry: pinned over the cap (25k), discussed (5k), related (5k+1), variants (10k+1), plain.
@@ -340,6 +353,7 @@ export async function seed(
     otherOrgId,
     apiKey,
     definitionKey,
+    sessionToken,
     metricIds: ids.rows.map((r) => r.id),
     foreignMetricId: foreign.rows[0]!.id,
     counts,
