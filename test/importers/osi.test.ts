@@ -44,6 +44,12 @@ describe.skipIf(!hasFixtures)('OSI documents of shared/fixtures/osi', () => {
           'SUM(store_sales.ss_ext_sales_price) / NULLIF(SUM(store.s_number_employees), 0)',
         );
         expect(metrics.get('total_sales')).not.toHaveProperty('lifecycle_status');
+        // every described metric states its definition from the description
+        for (const metric of metrics.values())
+          expect(metric.business_definition?.included).toBe(metric.description.trim() || undefined);
+        expect(metrics.get('customer_lifetime_value')?.business_definition?.included).toBe(
+          'Average lifetime sales value per customer',
+        );
         expect(metrics.get('total_sales')?.dimensions).toContainEqual({ name: 'ss_sold_date_sk', type: 'categorical' });
       });
     },
@@ -124,6 +130,28 @@ describe('OSI governance and older snapshots', () => {
       business_definition: { caveats: 'Refunds are booked in the month issued.' },
       source_refs: [{ table: 'wh.fin.ledger', dataset: 'ledger' }],
     });
+  });
+
+  it('meaning: description is the definition, instructions its caveats, examples kept for consumers; none says empty', () => {
+    const examples = ['What was net revenue last month?', ' ', 42];
+    const [described, bare] = importOsiDocument(
+      document({ ai_context: { instructions: 'Refunds are booked in the month issued.', synonyms: ['NR'], examples } }),
+      { organization: 'acme' },
+    ).metrics;
+    expect(described).toMatchObject({
+      description: 'Revenue after refunds.',
+      business_definition: { included: 'Revenue after refunds.', caveats: 'Refunds are booked in the month issued.' },
+      aliases: ['NR'],
+      consumer_contexts: { ai_examples: ['What was net revenue last month?'] },
+    });
+    // nothing said: no member is written, so the contract reports the definition as empty
+    expect(bare?.description).toBe('');
+    expect(bare).not.toHaveProperty('business_definition');
+    expect(bare).not.toHaveProperty('consumer_contexts');
+    const [blank] = importOsiDocument(document({ description: '  ', ai_context: '  ' }), {
+      organization: 'acme',
+    }).metrics;
+    expect(blank).not.toHaveProperty('business_definition');
   });
 
   it('carries METRIC_GOVERNANCE (vendor name in any case), relationship targets by OSI name', () => {
