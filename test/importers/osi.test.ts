@@ -3,6 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { importOsiDocument } from '../../src/importers/osi.js';
 import type { RegistryMetricInput } from '../../src/importers/registry-document-input.js';
+import type { ExportedMetric } from '../../src/registry/export.js';
+import { osiDocument } from '../../src/registry/export-osi.js';
 
 const fixtures = new URL('../../../shared/fixtures/osi/', import.meta.url);
 const hasFixtures = existsSync(fixtures);
@@ -152,6 +154,17 @@ describe('OSI governance and older snapshots', () => {
       organization: 'acme',
     }).metrics;
     expect(blank).not.toHaveProperty('business_definition');
+  });
+
+  it('meaning survives an OSI export: ai_context is written back for other readers, and reads back the same', () => {
+    const context = { instructions: 'Booked when issued.', synonyms: ['NR'], examples: ['Net revenue in May?'] };
+    const [imported] = importOsiDocument(document({ ai_context: context }), { organization: 'acme' }).metrics;
+    const exported = osiDocument([imported as unknown as ExportedMetric]);
+    const [metric] = (exported.semantic_model as { metrics: Record<string, unknown>[] }[])[0]?.metrics ?? [];
+    expect(metric).toMatchObject({ description: 'Revenue after refunds.', ai_context: context });
+    const [again] = importOsiDocument(exported, { organization: 'acme' }).metrics;
+    for (const field of ['description', 'business_definition', 'aliases', 'consumer_contexts'] as const)
+      expect(again?.[field], field).toEqual(imported?.[field]);
   });
 
   it('carries METRIC_GOVERNANCE (vendor name in any case), relationship targets by OSI name', () => {
