@@ -10,6 +10,7 @@ import { MetricResolver, type ResolvedMetric, STANDARD_GRAINS } from './dbt-metr
 import { applyGovernance, type MetricGovernance, readGovernance } from './governance.js';
 import { formatPath, ImportError, type ImportProblem } from './import-error.js';
 import { dimensionsUpTo, ImportedSize, MAX_DIMENSIONS, MAX_FILTERS, MAX_SOURCE_REFS, tooMany } from './limits.js';
+import { importedMeaning } from './meaning.js';
 import { keyFromName, nonBlank, parseJsonInput, readableName, record, text } from './read.js';
 import {
   DEFAULT_OWNER_TEAM,
@@ -114,7 +115,7 @@ export function importDbtManifest(manifest: unknown, options: ImportOptions): Re
     const derived: RegistryMetricInput = {
       key: keyOfName.get(entry.name) ?? entry.name,
       name: nonBlank(raw.label) ?? readableName(entry.name),
-      description: text(raw.description) ?? '',
+      ...importedMeaning(raw.description, undefined),
       project: options.project ?? DEFAULT_DBT_PROJECT,
       owner_team: ownerTeam,
       metric_type: METRIC_TYPE[type] ?? type,

@@ -17,6 +17,7 @@ import {
   MAX_SOURCE_REFS,
   tooMany,
 } from './limits.js';
+import { importedMeaning } from './meaning.js';
 import { inputMetricNames, type MetricNames, metricNames } from './osi-inputs.js';
 import { isRecord, type JsonRecord, keyFromName, list, nonBlank, readableName, record, text } from './read.js';
 import {
@@ -66,12 +67,14 @@ function readDataset(value: unknown, position: number): Dataset | undefined {
 }
 
 /** ai_context is an object `{ instructions, synonyms, examples }` or a plain string (instructions). */
-function aiContext(value: unknown): { instructions?: string; synonyms: string[] } {
-  if (typeof value === 'string') return { instructions: nonBlank(value), synonyms: [] };
+function aiContext(value: unknown): { instructions?: string; synonyms: string[]; examples: string[] } {
+  if (typeof value === 'string') return { instructions: nonBlank(value), synonyms: [], examples: [] };
   const context = record(value);
+  const strings = (values: unknown) => list(values).flatMap((value) => nonBlank(value) ?? []);
   return {
     instructions: nonBlank(context?.instructions),
-    synonyms: list(context?.synonyms).flatMap((synonym) => nonBlank(synonym) ?? []),
+    synonyms: strings(context?.synonyms),
+    examples: strings(context?.examples),
   };
 }
 
@@ -275,13 +278,13 @@ export function importOsiDocument(document: unknown, options: ImportOptions): Re
     const derived: RegistryMetricInput = {
       key: keyOfName.get(name) ?? name,
       name: readableName(name),
-      description: text(metric.description) ?? '',
+      ...importedMeaning(metric.description, context.instructions),
       project: options.project ?? nonBlank(model.name) ?? 'osi',
       owner_team: options.defaultOwnerTeam ?? DEFAULT_OWNER_TEAM,
       ...(options.defaultLifecycle ? { lifecycle_status: options.defaultLifecycle } : {}),
       sql_expression: sql,
       aliases: context.synonyms,
-      ...(context.instructions ? { business_definition: { caveats: context.instructions } } : {}),
+      ...(context.examples.length > 0 ? { consumer_contexts: { ai_examples: context.examples } } : {}),
       dimensions,
       source_refs: read.flatMap((dataset) =>
         dataset.source ? [{ table: dataset.source, dataset: dataset.name }] : [],

@@ -5,6 +5,7 @@
  * rather than spelt out again (the REST OpenAPI document has them in full).
  */
 import { z } from 'zod';
+import { BUSINESS_DEFINITION_STATUSES } from '../metric/business-definition.js';
 import { TRUST_REASONS, TRUST_VERDICTS } from '../metric/trust.js';
 
 /** A nested object the contract defines, named by its fields rather than spelt out again. */
@@ -67,9 +68,9 @@ export const MetricOutput = {
 export const ContractOutput = {
   metric_id: z.string(),
   name: z.string(),
-  business_definition: z
-    .record(z.string(), z.string())
-    .describe('included, excluded, time_window, caveats, legacy_description; never cut'),
+  // Strings, never cut (the tool's description says so); the status says whether they define anything.
+  business_definition: described('{ included, excluded, time_window, caveats, legacy_description }'),
+  business_definition_status: z.enum(BUSINESS_DEFINITION_STATUSES),
   current_approved_version: described('{ id, definition_version, released_at } or null'),
   last_validated_at: z.string().nullable(),
   lifecycle_status: z.string(),

@@ -116,6 +116,7 @@ const contractData = {
     caveats: '',
     legacy_description: '',
   },
+  business_definition_status: 'defined',
   current_approved_version: {
     id: '7a8b9c0d-1e2f-4a3b-8c4d-5e6f7a8b9c0d',
     definition_version: '2.1.0',

@@ -13,6 +13,7 @@ import { WRITE_SCOPES } from '../auth/service-token.js';
 import { CHANGE_EVENT_TYPES } from '../changes/event.js';
 import { errors } from '../errors.js';
 import { LifecycleStatus, MetricScope } from '../generated/prisma/enums.js';
+import { BUSINESS_DEFINITION_STATUSES } from '../metric/business-definition.js';
 import { LEGACY_STATUSES } from '../metric/lifecycle.js';
 import { LINEAGE_DIRECTIONS, MAX_LINEAGE_DEPTH, MAX_LINEAGE_LIMIT, MAX_LINEAGE_STEPS } from '../metric/lineage.js';
 import { MAX_SERVED_INPUTS } from '../metric/lineage-parts.js';
@@ -304,6 +305,12 @@ export const MetricContract = z.object({
     caveats: z.string(),
     legacy_description: z.string(),
   }),
+  business_definition_status: z
+    .enum(BUSINESS_DEFINITION_STATUSES)
+    .describe(
+      '`empty` when every member of `business_definition` is blank: the metric has no definition yet, and the ' +
+        'blank strings are not data; `defined` otherwise (docs/contract-behaviour.md).',
+    ),
   current_approved_version: z
     .object({ id: uuid(), definition_version: z.string(), released_at: timestamp().nullable() })
     .nullable(),

@@ -51,13 +51,21 @@ function osiMetric(metric: ExportedMetric): Record<string, unknown> {
   const { key, ...governance } = metric;
   const caveats = (metric.business_definition as { caveats?: string } | undefined)?.caveats ?? '';
   const aliases = (metric.aliases as string[] | undefined) ?? [];
+  const examples = (metric.consumer_contexts as { ai_examples?: unknown } | null | undefined)?.ai_examples;
+  const aiExamples = Array.isArray(examples) ? examples.filter((example) => typeof example === 'string') : [];
   return {
     name: key,
     expression: { dialects: [{ dialect: 'ANSI_SQL', expression: String(metric.sql_expression) }] },
     ...(metric.description === '' ? {} : { description: metric.description }),
     // What OSI readers other than this service see; the governance below is what this service reads back.
-    ...(caveats !== '' || aliases.length > 0
-      ? { ai_context: { ...(caveats === '' ? {} : { instructions: caveats }), synonyms: aliases } }
+    ...(caveats !== '' || aliases.length > 0 || aiExamples.length > 0
+      ? {
+          ai_context: {
+            ...(caveats === '' ? {} : { instructions: caveats }),
+            synonyms: aliases,
+            ...(aiExamples.length > 0 ? { examples: aiExamples } : {}),
+          },
+        }
       : {}),
     custom_extensions: [{ vendor_name: GOVERNANCE_VENDOR, data: JSON.stringify({ governance }) }],
   };

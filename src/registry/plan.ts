@@ -32,6 +32,7 @@ import { hash } from 'node:crypto';
 import { metricRow } from '../fixtures/rows.js';
 import type { FixtureMetric } from '../fixtures/schema.js';
 import { Prisma } from '../generated/prisma/client.js';
+import { BUSINESS_DEFINITION_COLUMNS } from '../metric/business-definition.js';
 import type { TrustPolicyDocument } from '../metric/trust-policy.js';
 import { uuidV5 } from '../uuid.js';
 import type { RegistryDocument, RegistryMetric } from './document.js';
@@ -129,7 +130,7 @@ export const FIELD_COLUMNS: [string, (keyof MetricRow)[]][] = [
   ['source_refs', ['sourceRefs']],
   ['expression', ['expression']],
   ['dependencies', ['dependencies']],
-  ['business_definition', ['bdIncluded', 'bdExcluded', 'bdTimeWindow', 'bdCaveats', 'bdLegacyDescription']],
+  ['business_definition', [...BUSINESS_DEFINITION_COLUMNS]],
   ['time_semantics', ['timeSemantics']],
   ['deprecated_framing_rules', ['deprecatedFramingRules']],
   ['dimension_map', ['dimensionMap']],

@@ -18,6 +18,7 @@ import {
   Kind,
   type SelectionSetNode,
 } from 'graphql';
+import { BUSINESS_DEFINITION_COLUMNS } from '../metric/business-definition.js';
 import { isMetricField, type MetricField } from '../metric/columns.js';
 import type { MetricReadPlan, PartName } from '../metric/loaders.js';
 
@@ -40,7 +41,8 @@ const FIELD_COLUMNS: Partial<Record<string, MetricField[]>> = {
     'effectiveTo',
     'nextReviewDate',
   ],
-  businessDefinition: ['bdIncluded', 'bdExcluded', 'bdTimeWindow', 'bdCaveats', 'bdLegacyDescription'],
+  businessDefinition: [...BUSINESS_DEFINITION_COLUMNS],
+  businessDefinitionStatus: [...BUSINESS_DEFINITION_COLUMNS],
 };
 
 /** The Metric fields that read a part; their columns are the part's, not the metric's. */

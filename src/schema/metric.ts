@@ -1,6 +1,11 @@
 /** The Metric type: list item, detail and agent-contract fields. */
 import { GraphQLError, type GraphQLResolveInfo } from 'graphql';
 import { builder } from '../builder.js';
+import {
+  BUSINESS_DEFINITION_COLUMNS,
+  BUSINESS_DEFINITION_STATUSES,
+  businessDefinitionStatus,
+} from '../metric/business-definition.js';
 import type { MetricField, MetricRow, SelectedMetric } from '../metric/columns.js';
 import { legacyStatus } from '../metric/lifecycle.js';
 import { CARRIED_TARGET_FIELDS } from '../metric/parts.js';
@@ -75,6 +80,11 @@ const BusinessDefinitionRef = builder.objectRef<SelectedMetric>('BusinessDefinit
     caveats: t.string({ ...fromRow('bdCaveats') }),
     legacyDescription: t.string({ ...fromRow('bdLegacyDescription') }),
   }),
+});
+
+const BusinessDefinitionStatusEnum = builder.enumType('BusinessDefinitionStatus', {
+  description: 'defined: a member of the business definition says something; empty: every member is blank.',
+  values: BUSINESS_DEFINITION_STATUSES,
 });
 
 /** Whether a field is resolved for an element of a list (its path crosses a list index). */
@@ -169,6 +179,14 @@ export const MetricRef = builder.objectRef<SelectedMetric>('Metric').implement({
       resolve: (metric, _args, ctx) => {
         requireContractScope(ctx);
         return metric;
+      },
+    }),
+    businessDefinitionStatus: t.field({
+      type: BusinessDefinitionStatusEnum,
+      description: `Whether the business definition says anything (empty: its members are blank, not data). ${CONTRACT_SCOPE_NOTE}`,
+      resolve: (metric, _args, ctx) => {
+        requireContractScope(ctx);
+        return businessDefinitionStatus(BUSINESS_DEFINITION_COLUMNS.map((field) => column(metric, field)));
       },
     }),
     currentApprovedVersion: t.field({

@@ -152,7 +152,13 @@ describe.skipIf(!hasFixtures)('imports applied and served', () => {
     const changed = await put(org, JSON.stringify(manifest), '?format=dbt');
     expect(changed.json().data.totals).toMatchObject({ created: 0, updated: 1, unchanged: before.size - 1 });
     expect(changed.json().data.plan.filter((entry: { result: string }) => entry.result === 'updated')).toEqual([
-      { key: 'orders_00', result: 'updated', changed_fields: ['description'], changes: expect.any(Array) },
+      {
+        key: 'orders_00',
+        result: 'updated',
+        // the description is also the definition's statement of what is counted (docs/importers.md#meaning)
+        changed_fields: ['description', 'business_definition'],
+        changes: expect.any(Array),
+      },
     ]);
     for (const [k, metric] of before) {
       const tag = (await t.get(`/api/v1/metrics/${metric.id}`, key[org]?.secret)).headers.etag;

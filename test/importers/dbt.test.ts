@@ -61,6 +61,10 @@ describe.skipIf(!hasFixtures)('dbt manifests of shared/fixtures/dbt', () => {
         const source = manifest.metrics.find((candidate: Json) => candidate.name === key);
         expect(metric?.name).toBe(name);
         expect(metric?.description).toBe(source.description);
+        // the description states the definition, unless governance states it (net_revenue_00 does)
+        const governed = (source.config?.meta ?? source.meta)?.governance?.business_definition?.included;
+        expect(metric?.business_definition?.included).toBe(governed ?? source.description);
+        expect(source.label).toBe(name);
         expect(metric?.sql_expression).toBe(sql);
         expect(metric?.source_refs).toEqual([{ table: ORDERS_TABLE, semantic_model: 'orders_00' }]);
         expect(metric?.grains).toEqual(DAY_UP);
@@ -189,6 +193,7 @@ describe.skipIf(!hasFixtures)('dbt manifests of shared/fixtures/dbt', () => {
       const metric = metrics.get(source.name);
       expect(metric?.name).toBe(source.label);
       expect(metric?.description).toBe(source.description);
+      expect(metric?.business_definition).toEqual({ included: source.description.trim() });
       expect(metric?.source_refs).toEqual([
         { table: '"TRIAL_WH"."dbo_semantic"."sem_results_obt"', semantic_model: 'triathlon_results' },
       ]);
@@ -284,6 +289,21 @@ describe('dbt manifests of other generations', () => {
       sql_expression: 'SUM(amount) /* cumulative, trailing 4 weeks window */',
     });
     expect(metrics.get('p90_payment')?.sql_expression).toBe('PERCENTILE_CONT(0.9) WITHIN GROUP (ORDER BY amount)');
+  });
+
+  it('meaning: the description states the definition; none (null, absent, blank) leaves it empty; governance adds to it', () => {
+    const manifest = oldManifest();
+    manifest.metrics[2].description = ' \n ';
+    manifest.metrics[0].label = 'Card payments';
+    manifest.metrics[0].config = { meta: { governance: { business_definition: { excluded: 'Refunded payments.' } } } };
+    const metrics = byKey(importDbtManifest(manifest, { organization: 'acme' }).metrics);
+    // the label is the display name, not a definition
+    expect(metrics.get('card_amount')).toMatchObject({
+      name: 'Card payments',
+      description: 'Amount paid by card.',
+      business_definition: { included: 'Amount paid by card.', excluded: 'Refunded payments.' },
+    });
+    for (const key of ['amount_4w', 'p90_payment']) expect(metrics.get(key)).not.toHaveProperty('business_definition');
   });
 
   it('renders TimeDimension and .grain() references and joins several filters', () => {

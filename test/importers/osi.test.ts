@@ -3,6 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { importOsiDocument } from '../../src/importers/osi.js';
 import type { RegistryMetricInput } from '../../src/importers/registry-document-input.js';
+import type { ExportedMetric } from '../../src/registry/export.js';
+import { osiDocument } from '../../src/registry/export-osi.js';
 
 const fixtures = new URL('../../../shared/fixtures/osi/', import.meta.url);
 const hasFixtures = existsSync(fixtures);
@@ -44,6 +46,12 @@ describe.skipIf(!hasFixtures)('OSI documents of shared/fixtures/osi', () => {
           'SUM(store_sales.ss_ext_sales_price) / NULLIF(SUM(store.s_number_employees), 0)',
         );
         expect(metrics.get('total_sales')).not.toHaveProperty('lifecycle_status');
+        // every described metric states its definition from the description
+        for (const metric of metrics.values())
+          expect(metric.business_definition?.included).toBe(metric.description.trim() || undefined);
+        expect(metrics.get('customer_lifetime_value')?.business_definition?.included).toBe(
+          'Average lifetime sales value per customer',
+        );
         expect(metrics.get('total_sales')?.dimensions).toContainEqual({ name: 'ss_sold_date_sk', type: 'categorical' });
       });
     },
@@ -124,6 +132,39 @@ describe('OSI governance and older snapshots', () => {
       business_definition: { caveats: 'Refunds are booked in the month issued.' },
       source_refs: [{ table: 'wh.fin.ledger', dataset: 'ledger' }],
     });
+  });
+
+  it('meaning: description is the definition, instructions its caveats, examples kept for consumers; none says empty', () => {
+    const examples = ['What was net revenue last month?', ' ', 42];
+    const [described, bare] = importOsiDocument(
+      document({ ai_context: { instructions: 'Refunds are booked in the month issued.', synonyms: ['NR'], examples } }),
+      { organization: 'acme' },
+    ).metrics;
+    expect(described).toMatchObject({
+      description: 'Revenue after refunds.',
+      business_definition: { included: 'Revenue after refunds.', caveats: 'Refunds are booked in the month issued.' },
+      aliases: ['NR'],
+      consumer_contexts: { ai_examples: ['What was net revenue last month?'] },
+    });
+    // nothing said: no member is written, so the contract reports the definition as empty
+    expect(bare?.description).toBe('');
+    expect(bare).not.toHaveProperty('business_definition');
+    expect(bare).not.toHaveProperty('consumer_contexts');
+    const [blank] = importOsiDocument(document({ description: '  ', ai_context: '  ' }), {
+      organization: 'acme',
+    }).metrics;
+    expect(blank).not.toHaveProperty('business_definition');
+  });
+
+  it('meaning survives an OSI export: ai_context is written back for other readers, and reads back the same', () => {
+    const context = { instructions: 'Booked when issued.', synonyms: ['NR'], examples: ['Net revenue in May?'] };
+    const [imported] = importOsiDocument(document({ ai_context: context }), { organization: 'acme' }).metrics;
+    const exported = osiDocument([imported as unknown as ExportedMetric]);
+    const [metric] = (exported.semantic_model as { metrics: Record<string, unknown>[] }[])[0]?.metrics ?? [];
+    expect(metric).toMatchObject({ description: 'Revenue after refunds.', ai_context: context });
+    const [again] = importOsiDocument(exported, { organization: 'acme' }).metrics;
+    for (const field of ['description', 'business_definition', 'aliases', 'consumer_contexts'] as const)
+      expect(again?.[field], field).toEqual(imported?.[field]);
   });
 
   it('carries METRIC_GOVERNANCE (vendor name in any case), relationship targets by OSI name', () => {

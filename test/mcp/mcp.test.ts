@@ -157,6 +157,7 @@ describe('tools/list size', () => {
       'metric_id',
       'name',
       'business_definition',
+      'business_definition_status',
       'current_approved_version',
       'last_validated_at',
       'lifecycle_status',

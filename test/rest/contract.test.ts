@@ -154,6 +154,7 @@ function note(message: MessageJson, thread: ThreadJson, author: string) {
 const CONTRACT_FIELDS = [
   'agent_context_notes',
   'business_definition',
+  'business_definition_status',
   'canonical_url',
   'challenges_count',
   'current_approved_version',
@@ -185,6 +186,7 @@ describe('contract of a metric with full context', () => {
         caveats: '',
         legacy_description: '',
       },
+      business_definition_status: 'defined',
       current_approved_version: {
         id: approvedVersion.id,
         definition_version: '2.0.0',
@@ -308,6 +310,8 @@ describe('a metric without context', () => {
       metric_id: quiet.id,
       name: 'Quiet',
       business_definition: { included: '', excluded: '', time_window: '', caveats: '', legacy_description: '' },
+      // the blank members are no definition, and the contract says so
+      business_definition_status: 'empty',
       current_approved_version: null,
       last_validated_at: null,
       lifecycle_status: 'DEPRECATED',
