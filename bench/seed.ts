@@ -314,7 +314,7 @@ export async function seed(
   const sessionToken = generateSessionToken();
   await db.query(
     `WITH reader AS (
-       INSERT INTO "user" (id, email, display_name) VALUES (gen_random_uuid(), 'reader@bench.example', 'Bench Reader')
+       INSERT INTO app_user (id, email, display_name) VALUES (gen_random_uuid(), 'reader@bench.example', 'Bench Reader')
        RETURNING id),
      joined AS (INSERT INTO membership (org_id, user_id, role) SELECT $1, id, 'member' FROM reader)
      INSERT INTO session (id, token_hash, user_id, org_id, expires_at)

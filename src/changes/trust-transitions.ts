@@ -10,7 +10,7 @@
 import { sql } from 'kysely';
 import { compile } from '../db/kysely.js';
 import type { Prisma } from '../generated/prisma/client.js';
-import { type TrustPolicy, trustPart, trustVerdict } from '../metric/trust.js';
+import { type TrustPolicy, trustFactsJoin, trustPart, trustVerdict } from '../metric/trust.js';
 import { type NewChangeEvent, trustState } from './event.js';
 import { type InputFacts, inputsIn, readInputGraph, UpstreamTrust, untrustedIdentity } from './input-trust.js';
 
@@ -62,18 +62,38 @@ interface EvaluatedRow extends Record<string, unknown> {
 /** Which metrics to evaluate: some of them, or every metric of the organization (the sweep). */
 export type TrustScope = { ids: readonly string[] } | 'all';
 
-function evaluation(orgId: string, scope: TrustScope, after: string, ids: readonly string[]) {
+/**
+ * A page of the metrics to evaluate, with their verdict facts except for those of `held` (metrics
+ * whose facts the writer read already, as inputs): their trust columns are null.
+ */
+function evaluation(orgId: string, scope: TrustScope, after: string, ids: readonly string[], held: readonly string[]) {
   const which = scope === 'all' ? sql`m.id > ${after}::uuid` : sql`m.id = ANY(${ids}::uuid[])`;
+  const skip = held.length ? sql<boolean>`tm.id = ANY(${held}::uuid[])` : null;
   return compile(sql<EvaluatedRow>`
     SELECT m.id::text AS id, m.key, m.name, m.lifecycle_status::text AS lifecycle_status,
       s.verdict AS prev_verdict, s.reasons AS prev_reasons, s.preferred_metric_id::text AS prev_preferred,
       ${trustPart.columns}
     FROM metric m
     LEFT JOIN metric_trust_state s ON s.metric_id = m.id
-    ${trustPart.joins}
+    ${trustFactsJoin(skip)}
     WHERE m.org_id = ${orgId}::uuid AND ${which}
     ORDER BY m.id
     LIMIT ${PAGE}`);
+}
+
+/**
+ * The first `count` ids of sorted `ids` after `after`: those a page of the sweep (the next `count`
+ * metrics by id) can hold, as the held ids are some of the organization's metrics.
+ */
+function nextIds(ids: readonly string[], after: string, count: number): string[] {
+  let low = 0;
+  let high = ids.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if ((ids[mid] as string) <= after) low = mid + 1;
+    else high = mid;
+  }
+  return ids.slice(low, low + count);
 }
 
 const sameReasons = (a: readonly string[], b: readonly string[]) =>
@@ -83,7 +103,7 @@ const sameReasons = (a: readonly string[], b: readonly string[]) =>
 async function readInputFacts(tx: Tx, orgId: string, ids: readonly string[]): Promise<Map<string, InputFacts>> {
   const facts = new Map<string, InputFacts>();
   for (let start = 0; start < ids.length; start += PAGE) {
-    const statement = evaluation(orgId, { ids }, '', ids.slice(start, start + PAGE));
+    const statement = evaluation(orgId, { ids }, '', ids.slice(start, start + PAGE), []);
     const rows = await tx.$queryRawUnsafe<EvaluatedRow[]>(statement.sql, ...statement.parameters);
     for (const row of rows) facts.set(row.id, { key: row.key, facts: trustPart.read(row) });
   }
@@ -111,16 +131,21 @@ export async function trustTransitions(
   // relationships once per metric (0.6 ms a metric at 10,000); within this transaction only.
   await tx.$executeRawUnsafe('SET LOCAL enable_seqscan = off');
   const graph = await readInputGraph(tx, orgId, scope === 'all' ? 'all' : all);
-  const upstream = new UpstreamTrust(graph, await readInputFacts(tx, orgId, inputsIn(graph)), policy, now);
+  const inputFacts = await readInputFacts(tx, orgId, inputsIn(graph));
+  const upstream = new UpstreamTrust(graph, inputFacts, policy, now);
+  // A metric that is an input of another and evaluated itself (most of them, in a sweep) has its facts
+  // read once, with the inputs: each page's statement skips those it holds.
+  const heldIds = [...inputFacts.keys()].sort();
   let after = '00000000-0000-0000-0000-000000000000';
   for (let start = 0; ; start += PAGE) {
     const page = all.slice(start, start + PAGE);
     if (scope !== 'all' && !page.length) break;
-    const statement = evaluation(orgId, scope, after, page);
+    const held = scope === 'all' ? nextIds(heldIds, after, PAGE) : page.filter((id) => inputFacts.has(id));
+    const statement = evaluation(orgId, scope, after, page, held);
     const rows = await tx.$queryRawUnsafe<EvaluatedRow[]>(statement.sql, ...statement.parameters);
     const states: unknown[] = [];
     for (const row of rows) {
-      const stored = trustPart.read(row);
+      const stored = inputFacts.get(row.id)?.facts ?? trustPart.read(row);
       const untrustedInputs = upstream.untrustedInputsOf(row.id);
       const trust = trustVerdict({ ...stored, untrustedInputs }, policy, now);
       const previous = row.prev_verdict;

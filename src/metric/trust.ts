@@ -7,7 +7,7 @@
  * DataLoader; inside the metric's own statement for `metric(id)`). REST,
  * GraphQL and the MCP tools all take the verdict from here.
  */
-import { sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 import type { MetricPart } from './parts.js';
 import { type EscalatableReason, type TierRule, tierRuleOf } from './trust-policy.js';
 
@@ -151,22 +151,12 @@ export const carriesOver = (trust: Trust, facts: TrustFacts): boolean =>
 const MAX_CHAIN = 32;
 
 /**
- * The facts of the verdict for metric `m`. The supersession chain is walked
- * without revisiting a metric (a cycle ends the chain); its end is the metric
- * reached last (farthest, then smallest id when supersessions branch). It
- * stays in the organization without a join to say so: the database keeps
- * both ends of a relationship in one organization (migration
- * 20261124000200_relationship_same_organization). The join was also what a
- * planner with stale statistics (just after a large apply) turned into a
- * scan of the organization's metrics per step: 10 ms a metric at 10,000.
+ * The lateral join of {@link trustPart}: the verdict facts of `m`. `skip` is a condition on `tm`
+ * under which the facts are not read (their columns are null): a writer that already holds some
+ * metrics' facts does not read them twice (src/changes/trust-transitions.ts).
  */
-export const trustPart: MetricPart<TrustFacts> = {
-  name: 'trust',
-  columns: sql`
-    s_tr.trust_lifecycle_status, s_tr.trust_open_objections, s_tr.trust_last_validated_at, s_tr.trust_last_failed,
-    s_tr.trust_conflicting, s_tr.trust_superseding_id, s_tr.trust_policy_tier, s_tr.trust_owner_team,
-    s_tr.trust_tier_rule, s_tr.trust_has_approved, s_tr.trust_untrusted_inputs`,
-  joins: sql`
+export function trustFactsJoin(skip: RawBuilder<boolean> | null = null) {
+  return sql`
     LEFT JOIN LATERAL (
       SELECT tm.lifecycle_status::text AS trust_lifecycle_status,
         (SELECT count(*)::int FROM thread
@@ -190,7 +180,26 @@ export const trustPart: MetricPart<TrustFacts> = {
         EXISTS (SELECT 1 FROM metric_version WHERE metric_id = tm.id AND status IN ('released', 'approved'))
           AS trust_has_approved,
         (SELECT untrusted_inputs FROM metric_trust_state WHERE metric_id = tm.id) AS trust_untrusted_inputs
-      FROM metric tm WHERE tm.id = m.id) s_tr ON TRUE`,
+      FROM metric tm WHERE tm.id = m.id${skip ? sql` AND NOT (${skip})` : sql``}) s_tr ON TRUE`;
+}
+
+/**
+ * The facts of the verdict for metric `m`. The supersession chain is walked
+ * without revisiting a metric (a cycle ends the chain); its end is the metric
+ * reached last (farthest, then smallest id when supersessions branch). It
+ * stays in the organization without a join to say so: the database keeps
+ * both ends of a relationship in one organization (migration
+ * 20261124000200_relationship_same_organization). The join was also what a
+ * planner with stale statistics (just after a large apply) turned into a
+ * scan of the organization's metrics per step: 10 ms a metric at 10,000.
+ */
+export const trustPart: MetricPart<TrustFacts> = {
+  name: 'trust',
+  columns: sql`
+    s_tr.trust_lifecycle_status, s_tr.trust_open_objections, s_tr.trust_last_validated_at, s_tr.trust_last_failed,
+    s_tr.trust_conflicting, s_tr.trust_superseding_id, s_tr.trust_policy_tier, s_tr.trust_owner_team,
+    s_tr.trust_tier_rule, s_tr.trust_has_approved, s_tr.trust_untrusted_inputs`,
+  joins: trustFactsJoin(),
   read: (row) => {
     const superseding = (row.trust_superseding_id as string | null) ?? null;
     const validated = row.trust_last_validated_at as string | Date | null;
