@@ -69,8 +69,8 @@ const COMMANDS: Record<string, Command> = {
     options: {},
     positionals: 1,
     async run({ positionals: [file = ''], prisma, deps }) {
-      const fixture = await readJson(file);
-      const summary = await loadFixture(await prisma(), fixture, { trust: trustPolicy(deps) });
+      // The parsed file is not kept in a variable: once checked, a large file's JSON is garbage.
+      const summary = await loadFixture(await prisma(), await readJson(file), { trust: trustPolicy(deps) });
       deps.out(`Loaded ${file}:`);
       for (const [key, label] of SUMMARY_LABELS) {
         const reused =

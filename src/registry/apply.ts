@@ -20,8 +20,9 @@
 import { setTimeout } from 'node:timers/promises';
 import { recordEvents } from '../changes/record.js';
 import { metricsAffectedBy, trustTransitions } from '../changes/trust-transitions.js';
+import { type BulkRow, chunks, column, insertRows, rowJson } from '../db/bulk-write.js';
 import { lockRegistry } from '../db/registry-lock.js';
-import { Prisma, type PrismaClient } from '../generated/prisma/client.js';
+import type { Prisma, PrismaClient } from '../generated/prisma/client.js';
 import type { TrustPolicy } from '../metric/trust.js';
 import type { TrustPolicyDocument } from '../metric/trust-policy.js';
 import { archiveMetrics, restoreHistory } from './archive.js';
@@ -65,9 +66,6 @@ export interface ApplyOutcome {
   impact: Impact[];
 }
 
-/** Rows a statement carries at most: one JSON parameter of about a megabyte. */
-const CHUNK = 1000;
-
 /**
  * After each statement of its writes, an apply waits as long as the statement
  * took: it takes at most about half of the database's time while it runs,
@@ -88,51 +86,8 @@ const APPLY_TIMEOUT_MS = 300_000;
 const TRANSACTION_OPTIONS = { timeout: APPLY_TIMEOUT_MS, maxWait: 60_000 };
 
 type Tx = Prisma.TransactionClient;
-type Row = Record<string, unknown>;
-
-function chunks<T>(rows: readonly T[]): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < rows.length; i += CHUNK) out.push(rows.slice(i, i + CHUNK));
-  return out;
-}
-
-/** The table's column of a model field (the schema maps each field to its snake_case). */
-const column = (field: string) => field.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
-
-/**
- * Rows as JSON the database reads into its table's record type: members
- * named as the columns, SQL NULL for Prisma's null markers.
- */
-function rowJson(rows: readonly Row[]): string {
-  return JSON.stringify(
-    rows.map((row) => Object.fromEntries(Object.entries(row).map(([field, value]) => [column(field), value]))),
-    (_key, value: unknown) => (value === Prisma.DbNull || value === Prisma.JsonNull ? null : value),
-  );
-}
-
-/**
- * Rows in one statement per chunk, as one JSON parameter that
- * jsonb_populate_recordset reads as the table's records: far less memory and
- * time than a statement with a parameter per value (50 a metric row).
- */
-async function insertRows(tx: Tx, table: string, rows: readonly Row[]): Promise<void> {
-  const [first] = rows;
-  if (!first) return;
-  const columns = Object.keys(first)
-    .map((field) => `"${column(field)}"`)
-    .join(', ');
-  for (const chunk of chunks(rows)) {
-    await paced(() =>
-      tx.$executeRawUnsafe(
-        `INSERT INTO "${table}" (${columns}) SELECT ${columns} FROM jsonb_populate_recordset(NULL::"${table}", $1::jsonb)`,
-        rowJson(chunk),
-      ),
-    );
-  }
-}
-
 /** Updates metrics to the rows given (all columns but their id, organization and creation time), likewise. */
-async function updateMetrics(tx: Tx, rows: readonly Row[]): Promise<void> {
+async function updateMetrics(tx: Tx, rows: readonly BulkRow[]): Promise<void> {
   const [first] = rows;
   if (!first) return;
   const fields = Object.keys(first).filter((field) => !['id', 'orgId', 'createdAt'].includes(field));
@@ -155,9 +110,9 @@ async function deleteWhere(tx: Tx, table: string, key: string, ids: readonly str
 }
 
 async function writePlan(tx: Tx, orgId: string, writes: PlanWrites, now: Date): Promise<void> {
-  await insertRows(tx, 'project', writes.projects);
-  await insertRows(tx, 'domain', writes.domains);
-  await insertRows(tx, 'metric', [...writes.created, ...writes.restored]);
+  await insertRows(tx, 'project', writes.projects, paced);
+  await insertRows(tx, 'domain', writes.domains, paced);
+  await insertRows(tx, 'metric', [...writes.created, ...writes.restored], paced);
   for (const chunk of chunks(writes.restored.map((row) => row.key))) {
     await paced(() => restoreHistory(tx, orgId, chunk));
   }
@@ -169,10 +124,10 @@ async function writePlan(tx: Tx, orgId: string, writes: PlanWrites, now: Date): 
   await deleteWhere(tx, 'metric_version', 'metric_id', writes.governanceOf);
   await deleteWhere(tx, 'metric_relationship', 'metric_id', writes.relationshipsOf);
   await deleteWhere(tx, 'metric_input', 'metric_id', writes.inputsOf);
-  await insertRows(tx, 'metric_version', writes.versions);
-  await insertRows(tx, 'approval', writes.approvals);
-  await insertRows(tx, 'metric_relationship', writes.relationships);
-  await insertRows(tx, 'metric_input', writes.inputs);
+  await insertRows(tx, 'metric_version', writes.versions, paced);
+  await insertRows(tx, 'approval', writes.approvals, paced);
+  await insertRows(tx, 'metric_relationship', writes.relationships, paced);
+  await insertRows(tx, 'metric_input', writes.inputs, paced);
   if (writes.trustPolicy) await writeTrustPolicy(tx, orgId, writes.trustPolicy.value);
   for (const chunk of chunks(writes.removed)) await paced(() => archiveMetrics(tx, orgId, chunk, now));
   await deleteWhere(tx, 'metric', 'id', writes.removed);
