@@ -76,7 +76,8 @@ describe('the real server process', () => {
         `http://localhost:${port}/acme/metrics/${page.data[0].id}`,
       );
       // The banner's one-time link signs the demo's owner in: its page, then its button, then home.
-      for (let i = 0; i < 40 && !output.includes('/sign-in/link?token='); i++) await new Promise((r) => setTimeout(r, 250));
+      for (let i = 0; i < 40 && !output.includes('/sign-in/link?token='); i++)
+        await new Promise((r) => setTimeout(r, 250));
       expect(output).toContain('Sign in to the catalog as ada@acme.example');
       const link = /^\s+(http:\/\/localhost:\d+\/sign-in\/link\?token=[A-Za-z0-9_-]{43})$/m.exec(output)?.[1] ?? '';
       const linkUrl = new URL(link);
