@@ -101,6 +101,8 @@ describe('the sign-in page', () => {
     const res = await get(`/sign-in?next=${encodeURIComponent(next)}`);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-security-policy')).not.toContain('unsafe-inline');
+    // Its form posts carry their Origin (under no-referrer a browser sends `Origin: null`, refused).
+    expect(res.headers.get('referrer-policy')).toBe('same-origin');
     const page = await res.text();
     expect(page).toContain(`Sign in with 127.0.0.1:`);
     expect(page).toContain(`href="/sign-in/oidc?next=${encodeURIComponent(next)}"`);
