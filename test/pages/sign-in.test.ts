@@ -60,7 +60,7 @@ const post = (path: string, fields: Record<string, string>, headers: Record<stri
   });
 const cookieOf = (response: Response, name: string) =>
   response.headers.getSetCookie().find((line) => line.startsWith(`${name}=`)) ?? '';
-const valueOf = (setCookie: string) => setCookie.slice(setCookie.indexOf('=') + 1, setCookie.indexOf(';'));
+const cookieValue = (setCookie: string) => setCookie.slice(setCookie.indexOf('=') + 1, setCookie.indexOf(';'));
 const sessionCount = () => t.database.prisma.session.count();
 /** Where GET / sends a browser with this session: its organization's home, or /docs signed out. */
 const homeOf = async (session: string) =>
@@ -73,7 +73,7 @@ async function throughProvider(login: string, next?: string) {
   const state = cookieOf(start, 'oidc_sign_in');
   const callback = await signInAtProvider(start.headers.get('location') ?? '', login);
   expect(callback.startsWith(`${base}/sign-in/oidc/callback?`)).toBe(true);
-  return { start, state, callback, cookie: `oidc_sign_in=${valueOf(state)}` };
+  return { start, state, callback, cookie: `oidc_sign_in=${cookieValue(state)}` };
 }
 
 /** The same, then back to the callback with the state cookie, as the browser goes. */
@@ -127,7 +127,7 @@ describe('OpenID Connect', () => {
     expect(state).toMatch(/Path=\/sign-in\/oidc/);
     expect(state).toMatch(/Max-Age=600/);
     // Nothing of the state is readable in the cookie.
-    expect(valueOf(state)).not.toContain(authorize.searchParams.get('state'));
+    expect(cookieValue(state)).not.toContain(authorize.searchParams.get('state'));
 
     expect(back.status).toBe(303);
     expect(back.headers.get('location')).toBe(next);
@@ -135,7 +135,7 @@ describe('OpenID Connect', () => {
     expect(session).toMatch(/HttpOnly/i);
     expect(session).toMatch(/SameSite=Lax/i);
     expect(cookieOf(back, 'oidc_sign_in')).toMatch(/Max-Age=0/);
-    expect(await homeOf(valueOf(session))).toBe(`/${beta.slug}`);
+    expect(await homeOf(cookieValue(session))).toBe(`/${beta.slug}`);
     const row = await t.database.prisma.session.findFirstOrThrow({ orderBy: { createdAt: 'desc' } });
     const hours = (row.expiresAt.getTime() - row.createdAt.getTime()) / 3_600_000;
     expect(hours).toBeCloseTo(12, 1);
@@ -201,7 +201,7 @@ describe('OpenID Connect', () => {
     const start = await get('/sign-in/oidc');
     const state = new URL(start.headers.get('location') ?? '').searchParams.get('state') ?? '';
     const res = await get(`/sign-in/oidc/callback?error=access_denied&state=${state}&iss=${provider.settings.issuer}`, {
-      cookie: `oidc_sign_in=${valueOf(cookieOf(start, 'oidc_sign_in'))}`,
+      cookie: `oidc_sign_in=${cookieValue(cookieOf(start, 'oidc_sign_in'))}`,
     });
     expect(res.status).toBe(400);
     expect(await res.text()).toContain('access_denied');
@@ -228,7 +228,7 @@ describe('one-time links', () => {
     const used = await post('/sign-in/link', { token: tokenOf(url) });
     expect(used.status).toBe(303);
     expect(used.headers.get('location')).toBe(`/${alpha.slug}`);
-    const session = valueOf(cookieOf(used, 'session'));
+    const session = cookieValue(cookieOf(used, 'session'));
     expect(await homeOf(session)).toBe(`/${alpha.slug}`);
 
     const again = await post('/sign-in/link', { token: tokenOf(url) });
@@ -274,7 +274,7 @@ describe('one-time links', () => {
     const used = await post('/sign-in/link', { token: tokenOf(url) });
     expect(used.status).toBe(303);
     expect(used.headers.get('location')).toBe(next);
-    const session = valueOf(cookieOf(used, 'session'));
+    const session = cookieValue(cookieOf(used, 'session'));
     expect(await homeOf(session)).toBe(`/${alpha.slug}`);
     // What every page of beta admits it with (src/http/pages/page-kit.ts): not found, as if beta did not exist.
     expect((await authenticatePageSession(t.database.prisma, session, beta.slug)).ok).toBe(false);
@@ -295,7 +295,7 @@ describe('one-time links', () => {
 describe('after sign-in', () => {
   it('sign-out ends the session: the cookie no longer works', async () => {
     const { url } = await loginLink(alpha.slug, both);
-    const session = valueOf(cookieOf(await post('/sign-in/link', { token: tokenOf(url) }), 'session'));
+    const session = cookieValue(cookieOf(await post('/sign-in/link', { token: tokenOf(url) }), 'session'));
     expect(await homeOf(session)).toBe(`/${alpha.slug}`);
     const out = await post('/sign-out', { csrf: csrfTokenOf(session) }, { cookie: `session=${session}` });
     expect(out.status).toBe(303);
