@@ -8,6 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { AdminError } from './admin/admin-error.js';
 import { createApiKey, listApiKeys, revokeApiKey } from './admin/api-keys.js';
+import { createLoginLink, LOGIN_LINK_TTL_MINUTES } from './admin/login-links.js';
 import { createSession, DEFAULT_SESSION_TTL_HOURS, revokeSessions } from './admin/sessions.js';
 import { EVIDENCE_COMMANDS } from './cli/evidence-commands.js';
 import { EXPORT_COMMANDS } from './cli/export-commands.js';
@@ -27,6 +28,7 @@ import {
 import { WEBHOOK_COMMANDS } from './cli/webhook-commands.js';
 import { FixtureError, type LoadSummary, loadFixture } from './fixtures/load.js';
 import type { PrismaClient } from './generated/prisma/client.js';
+import { safeNext } from './http/pages/page-kit.js';
 
 export type { CliDeps } from './cli/support.js';
 
@@ -167,6 +169,31 @@ const COMMANDS: Record<string, Command> = {
       deps.out(`  expires ${iso(session.expiresAt)}`);
       deps.out('Token (shown this once, it will not be shown again); send it as the cookie:');
       deps.out(`session=${session.token}`);
+    },
+  },
+  'login:link': {
+    usage: 'login:link --org ORG --email EMAIL [--next PATH]',
+    summary: `print a one-time sign-in link for a member (single use, ${LOGIN_LINK_TTL_MINUTES} minutes), landing on PATH or the organization's home`,
+    options: { org: { type: 'string' }, email: { type: 'string' }, next: { type: 'string' } },
+    positionals: 0,
+    async run({ values, prisma, deps }) {
+      const next = values.next === undefined ? null : safeNext(values.next);
+      if (values.next !== undefined && !next) {
+        throw new UsageError(
+          `--next must be a path of this service, starting with one / (got: ${String(values.next)})`,
+        );
+      }
+      if (!deps.publicAppUrl) throw new AdminError('login:link needs PUBLIC_APP_URL, the origin of its link');
+      const link = await createLoginLink(await prisma(), {
+        org: requiredString(values, 'org'),
+        email: requiredString(values, 'email'),
+        next,
+        publicAppUrl: deps.publicAppUrl,
+      });
+      deps.out(
+        `Sign-in link for ${link.email} in organization ${link.orgSlug} (one use, until ${iso(link.expiresAt)}):`,
+      );
+      deps.out(link.url);
     },
   },
   'session:revoke': {

@@ -29,6 +29,7 @@ try {
     trust: { staleValidationDays: env.TRUST_STALE_VALIDATION_DAYS },
     pruneMaxRemovals: env.PRUNE_MAX_REMOVALS,
     serviceToken: env.METRIC_GOVERNANCE_TOKEN,
+    publicAppUrl: env.PUBLIC_APP_URL,
     webhooks: webhookSettingsFromEnv(env),
     out: (line) => process.stdout.write(`${line}\n`),
     err: (line) => process.stderr.write(`${line}\n`),

@@ -3,6 +3,7 @@
  * the operation runs) and fresh DataLoaders.
  */
 
+import type { OidcSettings } from './auth/oidc.js';
 import { scopeSatisfied } from './auth/scopes.js';
 import type { Database } from './db/client.js';
 import type { DiscussionWrites } from './discussions/writer.js';
@@ -46,6 +47,8 @@ export interface ServiceConfig {
   summaries: SummaryConfig;
   /** the trust verdict's thresholds (TRUST_STALE_VALIDATION_DAYS) */
   trust: TrustPolicy;
+  /** sign-in with an OpenID Connect provider (OIDC_*); absent: one-time links only */
+  oidc?: OidcSettings;
 }
 
 export interface Context {

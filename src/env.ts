@@ -288,6 +288,10 @@ export const envSchema = z
      * whatever NODE_ENV says (yoga shows them when NODE_ENV=development unless told otherwise).
      */
     GRAPHQL_ERROR_DETAILS: booleanString.optional().transform((value) => value === true),
+    /** sign-in with an OpenID Connect provider (docs/sign-in.md): all three, or none (one-time links only) */
+    OIDC_ISSUER: z.url().optional(),
+    OIDC_CLIENT_ID: z.string().optional(),
+    OIDC_CLIENT_SECRET: z.string().optional(),
     /** unset: the demo rule of src/demo.ts; 1 loads the demo registry into an empty embedded database, 0 never */
     DEMO: booleanString.optional(),
   })
@@ -359,6 +363,17 @@ export const envSchema = z
         path: ['DATABASE_POOL_MODE'],
         message: 'transaction needs DATABASE_URL (the pooler); the embedded database has none',
       });
+    }
+    const oidc = ['OIDC_ISSUER', 'OIDC_CLIENT_ID', 'OIDC_CLIENT_SECRET'] as const;
+    const missing = oidc.filter((name) => !env[name]);
+    if (missing.length > 0 && missing.length < oidc.length) {
+      for (const name of missing) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [name],
+          message: `required with ${oidc.filter((other) => env[other]).join(' and ')}: sign-in with a provider needs all three`,
+        });
+      }
     }
     if (env.SUMMARY_PROVIDER === 'openai') {
       for (const name of ['SUMMARY_OPENAI_BASE_URL', 'SUMMARY_MODEL'] as const) {

@@ -76,6 +76,20 @@ export const errors = {
   otherOrganization: (named: string, own: string) =>
     plain(403, `the document's organization "${named}" is not the caller's organization (${own})`),
   notFound: plain(404, 'Not found'),
+  /** /sign-in/oidc and its callback when OIDC_* are not set (docs/sign-in.md) */
+  signInProviderNotSetUp: plain(404, 'Sign-in with a provider is not set up on this service'),
+  /** the provider did not answer (its discovery, token or userinfo endpoint) */
+  signInProviderUnavailable: {
+    ...plain(503, 'The sign-in provider could not be reached: try again in a minute'),
+    retryAfter: 30,
+  },
+  /** a return from the provider without this browser's sealed state, or after it expired */
+  signInNotStarted: plain(
+    400,
+    'This sign-in was not started in this browser, or took longer than 10 minutes: start again from the sign-in page',
+  ),
+  /** the provider's answer was refused: `reason` says why */
+  signInFailed: (reason: string) => plain(400, `The sign-in could not be completed (${reason}): start again`),
   /**
    * a prune past the removals the request accepts (src/registry/removals.ts): why, then the metrics
    * it would remove (the first of them; the dry run's plan lists every one)

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
+import { createLoginLink, LOGIN_LINK_TTL_MINUTES } from './admin/login-links.js';
 import { buildApp } from './app.js';
 import { hashSecret } from './auth/secrets.js';
 import { databaseTarget } from './db/adapter.js';
@@ -72,6 +73,7 @@ interface DemoFixture {
   organizations: {
     id: string;
     api_keys?: { secret: string; scopes: string[]; sandbox?: boolean; revoked_at?: string | null }[];
+    users?: { email: string; role: string }[];
     metrics?: { validations?: { ran_at: string }[] }[];
   }[];
 }
@@ -89,7 +91,7 @@ const demoInput = {
  * dates moved to now) and, while its organization is in the database, its
  * agent key printed on every start with a warning.
  */
-async function demoRegistry(): Promise<{ key: string | null } | null> {
+async function demoRegistry(): Promise<{ key: string | null; orgId: string; owner: string | null } | null> {
   const readFixture = () => JSON.parse(readFileSync(demoFixture, 'utf8')) as DemoFixture;
   if (!shouldLoadDemo(demoInput)) {
     // Loaded by an earlier start, the demo's public keys and session would be served here too: an
@@ -118,9 +120,12 @@ async function demoRegistry(): Promise<{ key: string | null } | null> {
   const secret = organization.api_keys?.find(
     (key) => !key.sandbox && !key.revoked_at && key.scopes.includes('canonical-metric-api:read'),
   )?.secret;
-  if (!secret) return { key: null };
+  // Whom the banner's sign-in link signs in: the demo organization's owner.
+  const owner = organization.users?.find((user) => user.role === 'owner')?.email ?? null;
+  const found = { orgId: organization.id, owner };
+  if (!secret) return { key: null, ...found };
   const stored = await database.prisma.apiKey.findUnique({ where: { keyHash: hashSecret(secret) } });
-  return { key: stored && !stored.revokedAt ? secret : null };
+  return { key: stored && !stored.revokedAt ? secret : null, ...found };
 }
 const demo = await demoRegistry();
 const demoNote = demoRefusal(demoInput);
@@ -130,6 +135,10 @@ const app = await buildApp({
   logger,
   config: {
     publicAppUrl: env.PUBLIC_APP_URL,
+    oidc:
+      env.OIDC_ISSUER && env.OIDC_CLIENT_ID && env.OIDC_CLIENT_SECRET
+        ? { issuer: env.OIDC_ISSUER, clientId: env.OIDC_CLIENT_ID, clientSecret: env.OIDC_CLIENT_SECRET }
+        : undefined,
     summaries: summaryConfigFromEnv(env),
     trust: { staleValidationDays: env.TRUST_STALE_VALIDATION_DAYS },
     serverTiming: env.SERVER_TIMING,
@@ -206,6 +215,22 @@ if (key) {
   console.log(`  curl -H "Authorization: Bearer ${key}" ${base}/api/v1/metrics`);
   console.log(`  curl -H "Authorization: Bearer ${key}" "${base}/api/v1/metrics?q=revenue"`);
   console.log(`  open ${base}/graphql  (GraphiQL; send the key as an Authorization header)`);
+}
+// A one-time link into the catalog as the demo's owner, for this instance's own address; another
+// one comes with the next start (the embedded database is this process's while it runs).
+const demoLink =
+  demo?.owner &&
+  (await createLoginLink(database.prisma, { org: demo.orgId, email: demo.owner, publicAppUrl: base }).catch(
+    (error: unknown) => {
+      app.log.warn({ err: error }, 'no demo sign-in link');
+      return null;
+    },
+  ));
+if (demoLink) {
+  console.log(
+    `\nSign in to the catalog as ${demoLink.email} (once, within ${LOGIN_LINK_TTL_MINUTES} minutes; restart for another):`,
+  );
+  console.log(`  ${demoLink.url}`);
 }
 console.log('');
 if (env.METRICS_PORT) {

@@ -10,6 +10,9 @@ import { type OrganizationSelector, resolveOrganization } from './organization.j
 
 export const DEFAULT_SESSION_TTL_HOURS = 24 * 30;
 
+/** A browser's sign-in (a provider's or a one-time link's) lasts a working day: shorter than an operator's session. */
+export const SIGN_IN_SESSION_TTL_HOURS = 12;
+
 export interface CreateSessionInput {
   /** user id or email */
   user: string;

@@ -19,6 +19,8 @@ export interface CliDeps {
   trust?: TrustPolicy;
   /** removals a prune makes without --allow-removals (PRUNE_MAX_REMOVALS); default: the service's default */
   pruneMaxRemovals?: number;
+  /** PUBLIC_APP_URL: the origin of the links `login:link` prints (src/cli.ts always gives it) */
+  publicAppUrl?: string;
   /** the service token of `--check --url` (METRIC_GOVERNANCE_TOKEN) */
   serviceToken?: string;
   /** what a webhook URL may be (WEBHOOK_ALLOW_HTTP, WEBHOOK_ALLOW_PRIVATE_NETWORKS); default: the service's defaults */

@@ -375,3 +375,13 @@ export async function throttleClient(deps: AccessDeps, request: FastifyRequest, 
   const throttle = decide(deps.throttle.pointsPerMinute, spent);
   if (!throttle.allowed) throw rateLimited(deps, reply, 'throttle', throttle.retryAfterSeconds);
 }
+
+/**
+ * A refused sign-in attempt (a used or unknown link, a return from the provider that is not
+ * accepted) costs the client what a failed authentication does (THROTTLE_FAILURE_COST), so that
+ * guessing at sign-in is throttled like guessing at keys.
+ */
+export async function chargeFailedAttempt(deps: AccessDeps, request: FastifyRequest): Promise<void> {
+  const surcharge = deps.throttle.failureCost - 1;
+  if (surcharge > 0) await deps.rateLimiter.spend(`client:${request.ip}`, surcharge);
+}

@@ -56,6 +56,9 @@ button.primary { background: #0a58ca; border-color: #0a58ca; color: #fff; }
 .message { border: 1px solid var(--line); border-radius: 6px; padding: 8px 12px; margin: 8px 0; }
 .message .body > :first-child { margin-top: 0; } .message .body > :last-child { margin-bottom: 0; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
+/* auth part: the sign-in page's provider link looks like the primary button it acts as */
+a.button { display: inline-block; padding: 6px 12px; border-radius: 4px; text-decoration: none; }
+a.button.primary { background: #0a58ca; color: #fff; }
 `;
 
 const SCRIPT = `(function () {

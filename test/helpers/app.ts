@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import type { FastifyBaseLogger, FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../../src/app.js';
+import type { OidcSettings } from '../../src/auth/oidc.js';
 import type { Database } from '../../src/db/client.js';
 import type { ReadRouting } from '../../src/db/read-routing.js';
 import type { TrustProxy } from '../../src/env.js';
@@ -72,6 +73,8 @@ export interface TestAppOptions {
   poolSize?: number;
   /** default: one of the app's own, of the service's bounds */
   readCache?: ReadCache;
+  /** sign-in with an OpenID Connect provider (OIDC_*); default: none */
+  oidc?: OidcSettings;
   /** default: false (GRAPHQL_ERROR_DETAILS) */
   graphqlErrorDetails?: boolean;
   /** default: none (every read on the primary) */
@@ -98,6 +101,7 @@ export async function buildTestInstance(database: Database, options: TestAppOpti
     readRouting: options.readRouting,
     config: {
       publicAppUrl: options.publicAppUrl ?? TEST_PUBLIC_APP_URL,
+      oidc: options.oidc,
       summaries: { ...TEST_SUMMARIES, ...options.summaries },
       trust: trustPolicyOf(options),
       serverTiming: options.serverTiming ?? false,

@@ -9,6 +9,7 @@
 import type { AddressInfo } from 'node:net';
 import type { RouteOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createLoginLink } from '../../src/admin/login-links.js';
 import { createSession } from '../../src/admin/sessions.js';
 import { createMetrics, startMetricsServer } from '../../src/http/metrics.js';
 import { csrfTokenOf } from '../../src/http/pages/csrf.js';
@@ -234,6 +235,32 @@ const CALLS: [route: string, call: () => Call | Promise<Call>][] = [
       };
     },
   ],
+  ['GET /sign-in', () => ({ path: '/sign-in?next=/', status: 200 })],
+  [
+    'GET /sign-in/link',
+    async () => {
+      made.loginLink = (
+        await createLoginLink(t.database.prisma, { org: org.slug, email: org.ownerEmail, publicAppUrl: base })
+      ).url;
+      // Showing the link's page spends nothing (HEAD too): the POST below uses it.
+      return { path: made.loginLink, status: 200 };
+    },
+  ],
+  [
+    'POST /sign-in/link',
+    () => ({
+      path: '/sign-in/link',
+      init: {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ token: new URL(made.loginLink ?? base).searchParams.get('token') ?? '' }),
+      },
+      status: 303,
+    }),
+  ],
+  // This app has no provider (OIDC_*): both answer the page saying so (test/pages/sign-in.test.ts has one).
+  ['GET /sign-in/oidc', () => ({ path: '/sign-in/oidc', status: 404 })],
+  ['GET /sign-in/oidc/callback', () => ({ path: '/sign-in/oidc/callback?code=c&state=s', status: 404 })],
   ['GET /docs/', () => ({ path: '/docs/', status: 301 })],
   ['GET /docs/js/scalar.js', () => ({ path: '/docs/js/scalar.js', status: 200 })],
   ['GET /docs/js/:file', async () => ({ path: await linkedFrom('/docs', '/docs/js/'), status: 200 })],

@@ -34,11 +34,13 @@ afterAll(() => t?.close());
 const scriptOf = (page: string) => /<script src="([^"]+)"/.exec(page)?.[1] ?? '';
 
 describe('GET /', () => {
-  it('sends a browser to /docs', async () => {
-    const res = await t.get('/', null, html);
-    expect(res.statusCode).toBe(302);
-    expect(res.headers.location).toBe('/docs');
-    expect(res.headers.vary).toBe('Accept');
+  it('sends a browser that is not signed in to /docs (a signed-in one: test/pages/sign-in.test.ts)', async () => {
+    for (const headers of [html, { ...html, cookie: 'session=not-a-session' }]) {
+      const res = await t.get('/', null, headers);
+      expect(res.statusCode).toBe(302);
+      expect(res.headers.location).toBe('/docs');
+      expect(res.headers.vary).toBe('Accept, Cookie');
+    }
   });
 
   it('answers any other client with the service links', async () => {

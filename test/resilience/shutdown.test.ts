@@ -75,6 +75,23 @@ describe('the real server process', () => {
       expect((await contract.json()).data.canonical_url).toBe(
         `http://localhost:${port}/acme/metrics/${page.data[0].id}`,
       );
+      // The banner's one-time link signs the demo's owner in: its page, then its button, then home.
+      for (let i = 0; i < 40 && !output.includes('/sign-in/link?token='); i++)
+        await new Promise((r) => setTimeout(r, 250));
+      expect(output).toContain('Sign in to the catalog as ada@acme.example');
+      const link = /^\s+(http:\/\/localhost:\d+\/sign-in\/link\?token=[A-Za-z0-9_-]{43})$/m.exec(output)?.[1] ?? '';
+      const linkUrl = new URL(link);
+      expect(linkUrl.port).toBe(String(port));
+      expect((await fetch(`${base}${linkUrl.pathname}${linkUrl.search}`)).status).toBe(200);
+      const signedIn = await fetch(`${base}/sign-in/link`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ token: linkUrl.searchParams.get('token') ?? '' }),
+        redirect: 'manual',
+      });
+      expect(signedIn.status).toBe(303);
+      expect(signedIn.headers.get('location')).toBe('/acme');
+      expect(signedIn.headers.get('set-cookie')).toMatch(/^session=[A-Za-z0-9_-]{43};/);
 
       child.kill('SIGTERM');
       let ready = await fetch(`${base}/readyz`);

@@ -72,6 +72,10 @@ export async function admitPageForm(
 /** Sends a page: HTML, its security headers, and private to the signed-in browser. */
 export function sendPage(reply: FastifyReply, page: Html, status = 200): FastifyReply {
   reply.headers(PAGE_HEADERS);
+  // Not `no-referrer`: under it a browser sends `Origin: null` with the page's own form posts, which
+  // the same-origin check of every post (src/http/cross-origin.ts) refuses. `same-origin` still sends
+  // no referrer to any other site (the sign-in provider, a link in a discussion).
+  reply.header('Referrer-Policy', 'same-origin');
   reply.header('Cache-Control', 'no-store');
   reply.header('X-Content-Type-Options', 'nosniff');
   return reply.status(status).type('text/html; charset=utf-8').send(page.value);
