@@ -234,6 +234,9 @@ const CALLS: [route: string, call: () => Call | Promise<Call>][] = [
       };
     },
   ],
+  ['GET /:org', () => ({ path: `/${org.slug}`, init: { headers: asAdmin() }, status: 200 })],
+  ['GET /:org/metrics', () => ({ path: `/${org.slug}/metrics?q=orders`, init: { headers: asAdmin() }, status: 200 })],
+  ['GET /:org/settings', () => ({ path: `/${org.slug}/settings`, init: { headers: asAdmin() }, status: 200 })],
   ['GET /docs/', () => ({ path: '/docs/', status: 301 })],
   ['GET /docs/js/scalar.js', () => ({ path: '/docs/js/scalar.js', status: 200 })],
   ['GET /docs/js/:file', async () => ({ path: await linkedFrom('/docs', '/docs/js/'), status: 200 })],
