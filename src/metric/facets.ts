@@ -9,6 +9,7 @@
 import { sql } from 'kysely';
 import { compile } from '../db/kysely.js';
 import type { SqlReader } from '../db/sql.js';
+import { type KeptReads, keptAggregate } from './read-cache.js';
 
 export interface FacetValue {
   /** the value the filter takes (a domain's id for a domain); null: metrics without one (no domain, no verdict yet) */
@@ -31,17 +32,28 @@ export interface MetricFacets {
 type FacetName = Exclude<keyof MetricFacets, 'total'>;
 
 interface FacetRow {
+  /** the organization's metrics_version the counts are of (same snapshot) */
+  version: string;
   facet: FacetName;
   value: string | null;
   label: string | null;
   count: number;
 }
 
-/** The facets of `orgId`'s metrics, most common value first (then by label), in one statement. */
-export async function metricFacets(reader: SqlReader, orgId: string): Promise<MetricFacets> {
+/**
+ * The facets of `orgId`'s metrics, most common value first (then by label),
+ * in one statement, kept by metrics_version (which every change to the
+ * metrics and every announced verdict moves): read once per version.
+ */
+export function metricFacets(reader: SqlReader, orgId: string, kept: KeptReads): Promise<MetricFacets> {
+  return keptAggregate(kept, `facets:${orgId}`, () => readFacets(reader, orgId));
+}
+
+async function readFacets(reader: SqlReader, orgId: string) {
   const rows = await reader.query(
     compile(sql<FacetRow>`
-      SELECT CASE
+      SELECT (SELECT o.metrics_version::text FROM organization o WHERE o.id = ${orgId}::uuid) AS version,
+        CASE
           WHEN GROUPING(m.lifecycle_status) = 0 THEN 'lifecycle'
           WHEN GROUPING(m.scope) = 0 THEN 'scope'
           WHEN GROUPING(m.domain_id) = 0 THEN 'domain'
@@ -60,5 +72,5 @@ export async function metricFacets(reader: SqlReader, orgId: string): Promise<Me
   const facets: MetricFacets = { lifecycle: [], scope: [], domain: [], ownerTeam: [], trust: [], total: 0 };
   for (const row of rows) facets[row.facet].push({ value: row.value, label: row.label, count: row.count });
   facets.total = facets.lifecycle.reduce((sum, value) => sum + value.count, 0);
-  return facets;
+  return { value: facets, version: rows[0]?.version ?? null };
 }

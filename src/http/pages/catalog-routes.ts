@@ -92,10 +92,11 @@ export async function catalogRoutes(app: FastifyInstance, { access, config }: Pa
     const { principal, viewer } = await admitPage(access, request, reply, request.params.org);
     const reader = readerOf(access, request);
     const orgId = principal.org.id;
+    const kept = { cache: access.reads, version: principal.org.metricsVersion };
     const [facets, changes, attention] = await Promise.all([
-      metricFacets(reader, orgId),
+      metricFacets(reader, orgId, kept),
       latestChanges(reader, orgId, HOME_LIST_SIZE, readsContractFields(principal)),
-      metricsNeedingAttention(reader, orgId, HOME_LIST_SIZE),
+      metricsNeedingAttention(reader, orgId, HOME_LIST_SIZE, kept),
     ]);
     return sendPage(reply, homePage({ viewer, facets, changes, attention }));
   });
@@ -119,7 +120,7 @@ export async function catalogRoutes(app: FastifyInstance, { access, config }: Pa
       query.q === null
         ? listMetricPageWithParts(reader, orgId, filter, page, ROW_FIELDS, kept, [trustPart])
         : searchMetricPage(reader, orgId, query.q, filter, page, ROW_FIELDS, kept, [trustPart]),
-      metricFacets(reader, orgId),
+      metricFacets(reader, orgId, kept),
     ]);
     const domains = new Map(facets.domain.map((d) => [d.value, d.label]));
     const now = new Date();
