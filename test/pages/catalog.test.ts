@@ -213,6 +213,21 @@ describe('home', () => {
     expect(attention).toContain('Verdict do_not_use (1)');
     expect(attention).toContain(`<a href="/${org.slug}/metrics/${ids.old_revenue}">Old Revenue</a>`);
   });
+
+  it('counts again once the metrics change (the kept counts are of the version before)', async () => {
+    const before = await page(`/${org.slug}`);
+    expect(before).toContain('Verdict do_not_use (1)');
+    const applied = await putRegistry(
+      t.app,
+      doc(org.slug, [docMetric('older_revenue', { name: 'Older Revenue', lifecycle_status: 'DEPRECATED' })]),
+      { token: org.token },
+    );
+    expect(applied.statusCode).toBe(200);
+    const after = await page(`/${org.slug}`);
+    expect(after).toContain('Verdict do_not_use (2)');
+    expect(after).toMatch(new RegExp(`href="/${org.slug}/metrics\\?lifecycle=DEPRECATED"><strong>2</strong>`));
+    expect(await page(`/${org.slug}/metrics`)).toContain('<option value="do_not_use">do_not_use (2)</option>');
+  });
 });
 
 describe('roles and organizations', () => {

@@ -136,7 +136,9 @@ export async function catalogRoutes(app: FastifyInstance, { access, config }: Pa
     }));
     const owners = facets.ownerTeam.slice(0, MAX_OWNER_TEAM_OPTIONS);
     if (query.owner !== null && !owners.some((o) => o.value === query.owner)) {
-      owners.push({ value: query.owner, label: query.owner, count: 0 });
+      owners.push(
+        facets.ownerTeam.find((o) => o.value === query.owner) ?? { value: query.owner, label: query.owner, count: 0 },
+      );
     }
     const options: Record<FacetField, FacetValue[]> = {
       lifecycle: everyValue(LIFECYCLE_STATUSES, facets.lifecycle),
