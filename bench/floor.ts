@@ -23,12 +23,13 @@ import pg from 'pg';
 import { API_KEY_PATTERN, hashSecret } from '../src/auth/secrets.js';
 import { compile } from '../src/db/kysely.js';
 import { badRequest, type ErrorResponse, errors } from '../src/errors.js';
+import { effectiveFilter } from '../src/metric/list.js';
 import { normalizedSearch } from '../src/metric/search-page.js';
 import { rankedSearch } from '../src/metric/search-rank.js';
 import { isUuid } from '../src/uuid.js';
 import { DASHBOARD_QUERY } from './load.js';
 
-const NO_FILTER = { lifecycle: null, policyTier: null, scope: null, metricType: null, trust: null };
+const NO_FILTER = effectiveFilter();
 
 type Row = Record<string, unknown>;
 interface Org {

@@ -8,7 +8,7 @@ import { sql } from 'kysely';
 import { compile } from '../db/kysely.js';
 import { POINT_READ, type SqlReader } from '../db/sql.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
-import { type CloudEvent, CONTRACT_EVENT_TYPES, cloudEvent } from './event.js';
+import { type CloudEvent, CONTRACT_EVENT_TYPES, cloudEvent, type StoredChangeEvent } from './event.js';
 
 export const DEFAULT_CHANGES_LIMIT = 100;
 export const MAX_CHANGES_LIMIT = 500;
@@ -126,4 +126,27 @@ export async function readChanges(
   // the ones left out too, so a reader of fewer types neither reads them again nor wakes for them.
   if (events.length < limit && last > position) position = last;
   return { events, nextCursor: encodeCursor(orgId, position), afterSeq: position };
+}
+
+/**
+ * The newest `limit` events of `orgId`'s feed, newest first (a person's view
+ * of what changed lately; a consumer follows the feed with {@link readChanges}).
+ * Without `contractEvents`, the events of CONTRACT_EVENT_TYPES are left out, as there.
+ */
+export async function latestChanges(
+  reader: SqlReader,
+  orgId: string,
+  limit: number,
+  contractEvents: boolean,
+): Promise<CloudEvent[]> {
+  const withheld = contractEvents ? [] : CONTRACT_EVENT_TYPES;
+  const rows = await reader.query(
+    compile(sql<Omit<StoredChangeEvent, 'orgId'>>`
+      SELECT ce.seq::text AS seq, ce.id::text AS id, ce.type, ce.subject::text AS subject, ce.time, ce.data
+      FROM change_event ce
+      WHERE ce.org_id = ${orgId}::uuid AND ce.seq > coalesce((SELECT f.pruned_through FROM change_feed f WHERE f.org_id = ce.org_id), -1)
+        AND ce.type <> ALL(${withheld}::text[])
+      ORDER BY ce.seq DESC LIMIT ${Math.trunc(limit)}::int`),
+  );
+  return rows.map((row) => cloudEvent({ orgId, ...row }));
 }

@@ -24,6 +24,10 @@ export interface MetricFilterInput {
   type?: string | null;
   /** the announced trust verdict (one of {@link TRUST_VERDICTS}; the caller refuses any other value first) */
   trust?: string | null;
+  /** a domain's id (the caller refuses a value that is no UUID first); the catalog's facet */
+  domainId?: string | null;
+  /** the owner team, exactly; the catalog's facet */
+  ownerTeam?: string | null;
 }
 
 export interface EffectiveFilter {
@@ -34,6 +38,8 @@ export interface EffectiveFilter {
   metricType: string | null;
   /** the verdict announced in metric_trust_state; null: no trust filter */
   trust: TrustVerdictValue | null;
+  domainId: string | null;
+  ownerTeam: string | null;
 }
 
 /** Whether `value` is a verdict the `trust` filter takes. */
@@ -62,7 +68,15 @@ export function effectiveFilter(input: MetricFilterInput = {}): EffectiveFilter 
   const trust = input.trust ?? null;
   // Refused with a 400 before this (checkTrustFilter; GraphQL's enum): reaching here is a caller's bug.
   if (trust !== null && !isTrustVerdict(trust)) throw new Error(`unknown trust verdict ${JSON.stringify(trust)}`);
-  return { lifecycle, policyTier: input.policyTier ?? null, scope, metricType: input.type ?? null, trust };
+  return {
+    lifecycle,
+    policyTier: input.policyTier ?? null,
+    scope,
+    metricType: input.type ?? null,
+    trust,
+    domainId: input.domainId ?? null,
+    ownerTeam: input.ownerTeam ?? null,
+  };
 }
 
 /**
@@ -90,6 +104,8 @@ export function filterConditions(filter: EffectiveFilter, values: EffectiveFilte
   if (filter.policyTier !== null) conditions.push(sql`m.policy_tier = ${values.policyTier}`);
   if (filter.scope !== null) conditions.push(sql`m.scope = ${values.scope}::"MetricScope"`);
   if (filter.metricType !== null) conditions.push(sql`m.metric_type = ${values.metricType}`);
+  if (filter.domainId !== null) conditions.push(sql`m.domain_id = ${values.domainId}::uuid`);
+  if (filter.ownerTeam !== null) conditions.push(sql`m.owner_team = ${values.ownerTeam}`);
   if (filter.trust !== null) {
     // The verdict as last announced (src/changes/trust-transitions.ts: every write, and the sweep for what
     // time moves), not one computed per row: a look-up by the state's primary key per metric of the page
@@ -112,7 +128,7 @@ export function orgFilter(orgId: unknown, filter: EffectiveFilter, values: Effec
 export function filterKey(filter: EffectiveFilter): string {
   const lifecycle = filter.lifecycle === null ? '-' : `l(${filter.lifecycle.join()})`;
   const trust = filter.trust === null ? '-' : `v(${filter.trust})`;
-  return `${lifecycle}${filter.policyTier === null ? '-' : 'p'}${filter.scope === null ? '-' : 's'}${filter.metricType === null ? '-' : 't'}${trust}`;
+  return `${lifecycle}${filter.policyTier === null ? '-' : 'p'}${filter.scope === null ? '-' : 's'}${filter.metricType === null ? '-' : 't'}${trust}${filter.domainId === null ? '-' : 'd'}${filter.ownerTeam === null ? '-' : 'o'}`;
 }
 
 /**

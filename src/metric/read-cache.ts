@@ -1,6 +1,7 @@
 /**
- * Reads kept in this process: list totals and search pages, by organization
- * and its `metrics_version` (src/metric/list-page.ts and search-page.ts use them). The app builds
+ * Reads kept in this process: list totals, search pages and the catalog's
+ * aggregates, by organization and its `metrics_version` (src/metric/list-page.ts,
+ * search-page.ts, facets.ts and attention.ts use them). The app builds
  * one cache for all its requests (src/app.ts).
  */
 import { LRUCache } from 'lru-cache';
@@ -23,6 +24,8 @@ export interface SearchHits {
 export interface ReadCache {
   totals: LRUCache<string, number>;
   searches: LRUCache<string, SearchHits>;
+  /** the catalog's facet counts and metrics needing attention (src/metric/facets.ts, attention.ts) */
+  aggregates: LRUCache<string, object>;
 }
 
 export interface ReadCacheBounds {
@@ -30,12 +33,15 @@ export interface ReadCacheBounds {
   totalsBytes: number;
   /** bytes of all kept search pages */
   searchesBytes: number;
+  /** bytes of all kept aggregates */
+  aggregatesBytes?: number;
 }
 
 /** 4 MiB of totals (about 20,000 filters), 16 MiB of search pages (about 100,000 metric ids). */
 export const DEFAULT_READ_CACHE_BOUNDS: ReadCacheBounds = {
   totalsBytes: 4 * 1024 * 1024,
   searchesBytes: 16 * 1024 * 1024,
+  aggregatesBytes: 4 * 1024 * 1024,
 };
 
 /** What one entry is taken to hold: its key (UTF-16), a fixed overhead for the entry, and its value. */
@@ -63,6 +69,11 @@ export function createReadCache(bounds: ReadCacheBounds = DEFAULT_READ_CACHE_BOU
       maxSize: bounds.searchesBytes,
       sizeCalculation: (value, key) => keptEntryBytes(key, value),
     }),
+    aggregates: new LRUCache<string, object>({
+      maxSize: bounds.aggregatesBytes ?? (DEFAULT_READ_CACHE_BOUNDS.aggregatesBytes as number),
+      // Their text is most of what they hold: two bytes a character of their JSON, and the key's.
+      sizeCalculation: (value, key) => 2 * (key.length + JSON.stringify(value).length) + ENTRY_OVERHEAD_BYTES,
+    }),
   };
 }
 
@@ -70,4 +81,22 @@ export function createReadCache(bounds: ReadCacheBounds = DEFAULT_READ_CACHE_BOU
 export interface KeptReads {
   cache: ReadCache;
   version: string;
+}
+
+/**
+ * An aggregate of `orgId`'s metrics kept by `kept.version`: `read` gives it
+ * with the version it was read at (same snapshot), and it is kept only when
+ * that is `kept.version` (a write committed in between: it is newer, not kept).
+ */
+export async function keptAggregate<T extends object>(
+  kept: KeptReads,
+  key: string,
+  read: () => Promise<{ value: T; version: string | null }>,
+): Promise<T> {
+  const versioned = `${key}:${kept.version}`;
+  const known = kept.cache.aggregates.get(versioned);
+  if (known) return known as T;
+  const { value, version } = await read();
+  if (version === kept.version) kept.cache.aggregates.set(versioned, value);
+  return value;
 }

@@ -55,6 +55,13 @@ button.primary { background: #0a58ca; border-color: #0a58ca; color: #fff; }
 .cards li { border: 1px solid var(--line); border-radius: 6px; padding: 8px 12px; }
 .message { border: 1px solid var(--line); border-radius: 6px; padding: 8px 12px; margin: 8px 0; }
 .message .body > :first-child { margin-top: 0; } .message .body > :last-child { margin-bottom: 0; }
+/* catalog: the facet form, page links, the home's changes */
+.catalog-filters { display: grid; grid-template-columns: repeat(auto-fill, minmax(12rem, 1fr)); gap: 0 16px; align-items: end; margin-bottom: 8px; }
+.catalog-filters .facet-search { grid-column: 1 / -1; }
+.catalog-filters .facet-actions { display: flex; gap: 16px; align-items: center; padding: 8px 0; }
+.pagination .pages { display: flex; flex-wrap: wrap; gap: 4px 12px; list-style: none; margin: 0; padding: 0; }
+.pagination a[aria-current=page] { font-weight: 700; text-decoration: none; }
+.changes time { color: var(--muted); font-size: 14px; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
 /* auth part: the sign-in page's provider link looks like the primary button it acts as */
 a.button { display: inline-block; padding: 6px 12px; border-radius: 4px; text-decoration: none; }

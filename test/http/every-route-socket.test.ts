@@ -261,6 +261,9 @@ const CALLS: [route: string, call: () => Call | Promise<Call>][] = [
   // This app has no provider (OIDC_*): both answer the page saying so (test/pages/sign-in.test.ts has one).
   ['GET /sign-in/oidc', () => ({ path: '/sign-in/oidc', status: 404 })],
   ['GET /sign-in/oidc/callback', () => ({ path: '/sign-in/oidc/callback?code=c&state=s', status: 404 })],
+  ['GET /:org', () => ({ path: `/${org.slug}`, init: { headers: asAdmin() }, status: 200 })],
+  ['GET /:org/metrics', () => ({ path: `/${org.slug}/metrics?q=orders`, init: { headers: asAdmin() }, status: 200 })],
+  ['GET /:org/settings', () => ({ path: `/${org.slug}/settings`, init: { headers: asAdmin() }, status: 200 })],
   ['GET /docs/', () => ({ path: '/docs/', status: 301 })],
   ['GET /docs/js/scalar.js', () => ({ path: '/docs/js/scalar.js', status: 200 })],
   ['GET /docs/js/:file', async () => ({ path: await linkedFrom('/docs', '/docs/js/'), status: 200 })],

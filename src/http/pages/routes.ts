@@ -15,6 +15,7 @@ import { rejectCrossOrigin } from '../cross-origin.js';
 import { sessionCookie } from '../headers.js';
 import { type AccessDeps, throttleClient } from '../request-auth.js';
 import { IMMUTABLE, sendAsset, staticAsset } from '../static-assets.js';
+import { catalogRoutes } from './catalog-routes.js';
 import { csrfMatches } from './csrf.js';
 import { type FormFields, pageErrorHandler, seeOther } from './page-kit.js';
 import { clearSessionCookie } from './session-cookie.js';
@@ -67,4 +68,5 @@ export async function pageRoutes(app: FastifyInstance, { access, config }: PageR
   });
 
   await app.register(signInRoutes, { access, config });
+  await app.register(catalogRoutes, { access, config });
 }
