@@ -16,6 +16,7 @@ import { sessionCookie } from '../headers.js';
 import { type AccessDeps, throttleClient } from '../request-auth.js';
 import { IMMUTABLE, sendAsset, staticAsset } from '../static-assets.js';
 import { csrfMatches } from './csrf.js';
+import { metricPageRoutes } from './metric-routes.js';
 import { type FormFields, pageErrorHandler, seeOther } from './page-kit.js';
 import { clearSessionCookie } from './session-cookie.js';
 
@@ -33,7 +34,7 @@ function parseForm(body: string): FormFields {
   return fields;
 }
 
-export async function pageRoutes(app: FastifyInstance, { access }: PageRouteOptions) {
+export async function pageRoutes(app: FastifyInstance, { access, config }: PageRouteOptions) {
   app.setErrorHandler(pageErrorHandler);
   app.addContentTypeParser(
     'application/x-www-form-urlencoded',
@@ -64,4 +65,6 @@ export async function pageRoutes(app: FastifyInstance, { access }: PageRouteOpti
     clearSessionCookie(request, reply);
     return seeOther(reply, '/sign-in');
   });
+
+  await app.register(metricPageRoutes, { access, config });
 }
