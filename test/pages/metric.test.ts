@@ -34,7 +34,7 @@ describe('the metric page', () => {
   let base: string;
   let org: TeamOrg;
   let other: TeamOrg;
-  const ids: Record<string, string> = {};
+  const ids = { base_rev: '', main: '', draft: '', long: '', thread: '' };
   const page = (path: string, session: string | null = org.ownerSession) =>
     fetch(new URL(path, base), { redirect: 'manual', headers: session ? { cookie: `session=${session}` } : {} });
   const body = async (path: string) => {
@@ -83,7 +83,7 @@ describe('the metric page', () => {
       { token: org.token },
     );
     expect(applied.statusCode, applied.body).toBe(200);
-    for (const key of ['base_rev', 'main', 'draft', 'long']) ids[key] = uuidV5(org.id, key);
+    for (const key of ['base_rev', 'main', 'draft', 'long'] as const) ids[key] = uuidV5(org.id, key);
     const now = Date.now();
     const run = (key: string, status: string, minutesAgo: number) => ({
       metric_key: key,
