@@ -66,6 +66,20 @@ button.primary { background: #0a58ca; border-color: #0a58ca; color: #fff; }
 /* auth part: the sign-in page's provider link looks like the primary button it acts as */
 a.button { display: inline-block; padding: 6px 12px; border-radius: 4px; text-decoration: none; }
 a.button.primary { background: #0a58ca; color: #fff; }
+/* metric page */
+.toc { border: 1px solid var(--line); border-radius: 6px; padding: 8px 12px; margin: 16px 0; }
+.toc .toc-title { font-size: 1rem; margin: 0 0 4px; border: 0; padding: 0; }
+.toc ol { margin: 0; padding-left: 1.5rem; columns: 2 14rem; }
+.reasons li { margin: 4px 0; }
+.timeline { list-style: none; padding: 0; margin: 0; }
+.timeline li { border-left: 3px solid var(--line); padding: 4px 0 8px 12px; }
+.timeline li p { margin: 4px 0 0; }
+.run-passed { color: var(--ok); } .run-failed { color: var(--bad); }
+.actions { display: flex; flex-wrap: wrap; gap: 8px 16px; align-items: center; }
+.threads li { margin: 4px 0; }
+.compare select { max-width: 20rem; }
+pre.diff { white-space: pre-wrap; }
+.diff-removed { color: var(--bad); background: #ffebe9; } .diff-added { color: var(--ok); background: #dafbe1; }
 `;
 
 const SCRIPT = `(function () {

@@ -220,6 +220,19 @@ const CALLS: [route: string, call: () => Call | Promise<Call>][] = [
   ['GET /docs', () => ({ path: '/docs', status: 200 })],
   ['GET /assets/:file', () => ({ path: PAGE_STYLESHEET.path, status: 200 })],
   [
+    'GET /:org/metrics/:id',
+    () => ({ path: `/${org.slug}/metrics/${made.metric}`, init: { headers: asAdmin() }, status: 200 }),
+  ],
+  [
+    'GET /:org/metrics/:id/versions',
+    // The metric records no versions: none can be named, so the comparison is refused as the page says.
+    () => ({
+      path: `/${org.slug}/metrics/${made.metric}/versions?from=1&to=2`,
+      init: { headers: asAdmin() },
+      status: 400,
+    }),
+  ],
+  [
     'POST /sign-out',
     async () => {
       // A session of its own: signing out deletes it, and the calls after this one use the owner's.

@@ -17,6 +17,7 @@ import { type AccessDeps, throttleClient } from '../request-auth.js';
 import { IMMUTABLE, sendAsset, staticAsset } from '../static-assets.js';
 import { catalogRoutes } from './catalog-routes.js';
 import { csrfMatches } from './csrf.js';
+import { metricPageRoutes } from './metric-routes.js';
 import { type FormFields, pageErrorHandler, seeOther } from './page-kit.js';
 import { clearSessionCookie } from './session-cookie.js';
 import { signInRoutes } from './sign-in-routes.js';
@@ -69,4 +70,5 @@ export async function pageRoutes(app: FastifyInstance, { access, config }: PageR
 
   await app.register(signInRoutes, { access, config });
   await app.register(catalogRoutes, { access, config });
+  await app.register(metricPageRoutes, { access, config });
 }
