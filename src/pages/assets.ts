@@ -56,6 +56,15 @@ button.primary { background: #0a58ca; border-color: #0a58ca; color: #fff; }
 .message { border: 1px solid var(--line); border-radius: 6px; padding: 8px 12px; margin: 8px 0; }
 .message .body > :first-child { margin-top: 0; } .message .body > :last-child { margin-bottom: 0; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
+/* discussion forms: threads, messages, challenges */
+ol.messages { list-style: none; margin: 0; padding: 0; }
+.message-by { font-size: 1rem; font-weight: 600; margin: 0 0 4px; overflow-wrap: anywhere; }
+.message .actions { display: flex; flex-wrap: wrap; gap: 8px 12px; align-items: center; margin-top: 8px; }
+form.inline { display: inline-block; margin: 4px 0; }
+.field .hint { font-size: 14px; margin: 2px 0 0; }
+.field .error { margin: 4px 0; }
+.reason { white-space: pre-wrap; }
+.badge.pinned { color: var(--ok); white-space: normal; }
 `;
 
 const SCRIPT = `(function () {

@@ -12,16 +12,20 @@ import type { ServiceConfig } from '../../context.js';
 import { errors, HttpError } from '../../errors.js';
 import { PAGE_ASSETS_PATH, PAGE_SCRIPT, PAGE_STYLESHEET } from '../../pages/assets.js';
 import { rejectCrossOrigin } from '../cross-origin.js';
+import type { DiscussionWriteDeps } from '../discussion-routes.js';
 import { sessionCookie } from '../headers.js';
 import { type AccessDeps, throttleClient } from '../request-auth.js';
 import { IMMUTABLE, sendAsset, staticAsset } from '../static-assets.js';
 import { csrfMatches } from './csrf.js';
+import { discussionForms } from './discussion-forms.js';
 import { type FormFields, pageErrorHandler, seeOther } from './page-kit.js';
 import { clearSessionCookie } from './session-cookie.js';
 
 export interface PageRouteOptions {
   access: AccessDeps;
   config: ServiceConfig;
+  /** what the discussion forms write with: the same as the REST and GraphQL writes */
+  discussionWrites: DiscussionWriteDeps;
 }
 
 const FORM_BODY_LIMIT = 256 * 1024;
@@ -33,7 +37,7 @@ function parseForm(body: string): FormFields {
   return fields;
 }
 
-export async function pageRoutes(app: FastifyInstance, { access }: PageRouteOptions) {
+export async function pageRoutes(app: FastifyInstance, { access, config, discussionWrites }: PageRouteOptions) {
   app.setErrorHandler(pageErrorHandler);
   app.addContentTypeParser(
     'application/x-www-form-urlencoded',
@@ -64,4 +68,6 @@ export async function pageRoutes(app: FastifyInstance, { access }: PageRouteOpti
     clearSessionCookie(request, reply);
     return seeOther(reply, '/sign-in');
   });
+
+  await app.register(discussionForms, { access, config, discussionWrites });
 }
