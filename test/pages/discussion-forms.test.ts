@@ -112,6 +112,8 @@ describe('opening an objection through the page form', () => {
     const page = await get(org.member, opened.location as string);
     expect(page.status).toBe(200);
     expect(page.text).toContain('<h1>Refund timing</h1>');
+    // A browser sends its real Origin with the page's posts only if the page lets the referrer go to its own origin.
+    expect(page.headers.get('referrer-policy')).toBe('same-origin');
     expect(page.text).toContain('<strong>issued</strong>');
     expect(page.text).toContain('Mia Member');
     expect(page.text).toContain('Objection');
