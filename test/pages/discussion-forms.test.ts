@@ -270,6 +270,26 @@ describe('refusals', () => {
     const reply = await post(org.member, `/${org.slug}/threads/${threadId}/reply`, { body: ' \n ' });
     expect(reply.status).toBe(400);
     expect(alertOf(reply.text)).toEqual({ id: 'reply-body-error', text: 'body must not be empty' });
+    // And the edit form: shown again open, with the alert and what was typed.
+    const messageId = (await client(base).rest('GET', `/api/threads/${threadId}`, { session: org.member })).json.data
+      .messages.items[0].id as string;
+    const edit = await post(org.member, `/${org.slug}/threads/${threadId}/messages/${messageId}/edit`, {
+      body: `${long}`,
+    });
+    expect(edit.status).toBe(400);
+    expect(alertOf(edit.text)).toEqual({
+      id: `edit-${messageId}-body-error`,
+      text: 'body must be at most 10000 characters',
+    });
+    expect(edit.text).toContain(`>${long}</textarea>`);
+    // Through a thread that does not hold the message: the refusal is a page of its own, still 400.
+    const otherThread = threadIdOf(
+      (await post(org.member, path, { intent: 'question', title: 'u', body: 'b' })).location,
+    );
+    const astray = await post(org.member, `/${org.slug}/threads/${otherThread}/messages/${messageId}/edit`, {
+      body: '',
+    });
+    expect([astray.status, astray.text.includes('body must not be empty')]).toEqual([400, true]);
   });
 
   it('a form without the CSRF token, with a wrong one, or posted from another origin: 403, nothing written', async () => {

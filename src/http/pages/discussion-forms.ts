@@ -20,7 +20,7 @@ import {
   DEFAULT_CHALLENGE_PAGE_SIZE,
   MAX_MESSAGE_PAGE_SIZE,
 } from '../../discussions/limits.js';
-import { errors, HttpError } from '../../errors.js';
+import { badRequest, errors, HttpError } from '../../errors.js';
 import { pageParameter } from '../../metric/list.js';
 import { challengesPage } from '../../pages/discussion-challenges.js';
 import type { FieldError } from '../../pages/discussion-fields.js';
@@ -124,6 +124,11 @@ export async function discussionForms(
       messagePageSize: MAX_MESSAGE_PAGE_SIZE,
     });
     if (!thread) throw new HttpError(errors.notFound);
+    // A refused edit of a message this page of the thread does not show: its refusal as a page of its own.
+    const edited = options.state?.messageId;
+    if (edited && !thread.messages.items.some((m) => m.id === edited)) {
+      throw new HttpError(badRequest(options.state?.error.message ?? 'body was refused'));
+    }
     const metric = await metricOf(request, page, thread.metric_id);
     const html = threadPage({
       viewer: page.viewer,
