@@ -309,7 +309,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(openApiRoutes, { access });
   await app.register(graphiqlRoutes, { access });
   await app.register(rootRoute, { access });
-  await app.register(pageRoutes, { access, config });
+  await app.register(pageRoutes, { access, config, discussionWrites });
   await app.register(mcpRoutes, { access, config });
 
   const yoga = createGraphqlServer(app.log, { errorDetails: config.graphqlErrorDetails === true });

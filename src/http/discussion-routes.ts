@@ -96,6 +96,41 @@ export function discussionWritesFor(deps: DiscussionWriteDeps, request: FastifyR
   };
 }
 
+/**
+ * Runs `document` (a discussion operation of src/rest/operations) for
+ * `principal`: the mutations' own implementation, limits and rules, with the
+ * request's discussion writes; its refusals as the catalogue says (HttpError).
+ * The REST routes and the catalog's forms both write through it.
+ */
+export async function runDiscussionOperation<TResult, TVariables extends Record<string, unknown>>(
+  deps: DiscussionRoutesDeps,
+  request: FastifyRequest,
+  principal: Principal,
+  document: TypedDocumentNode<TResult, TVariables>,
+  variables: TVariables,
+): Promise<TResult> {
+  const context = createContext(readsOf(deps.access, request), principal, deps.config, deps.access.metrics, {
+    discussionWrites: discussionWritesFor(deps, request),
+  });
+  const result = await runOperation(document, variables, context);
+  const [first] = result.errors;
+  if (first) throw refusal(request, first, result.errors);
+  if (!result.data) throw new HttpError(errors.internal);
+  return result.data;
+}
+
+function refusal(request: FastifyRequest, error: GraphQLError, all: readonly GraphQLError[]): HttpError {
+  const refused = discussionRefusal(error);
+  if (refused) return new HttpError(refused);
+  // A text argument refused before its resolver ran (src/schema/text-arguments.ts).
+  if (error.extensions?.code === 'BAD_USER_INPUT') return new HttpError(badRequest(error.message));
+  request.log.error({ err: error, errors: all.map((e) => e.message) }, 'discussion operation failed');
+  return failedRead(
+    all.map((e) => e.originalError ?? e),
+    errors.internal,
+  );
+}
+
 const text = z.string();
 const openThreadBody = z.strictObject({ intent: text, title: text, body: text });
 const messageBody = z.strictObject({ body: text });
@@ -119,7 +154,7 @@ function pathId(request: FastifyRequest, kind: 'metric' | 'thread' | 'message' |
 const WRITE_METHODS = new Set(['POST', 'PATCH', 'DELETE']);
 
 export async function discussionRoutes(app: FastifyInstance, deps: DiscussionRoutesDeps) {
-  const { access, config } = deps;
+  const { access } = deps;
   const principals = new WeakMap<FastifyRequest, Principal>();
 
   // Before the body is read: the caller (throttle, credentials, budget), the origin, the parameters.
@@ -155,33 +190,11 @@ export async function discussionRoutes(app: FastifyInstance, deps: DiscussionRou
     return principal;
   }
 
-  /** Runs `document` for the request's caller; its refusals answered as the catalogue says. */
-  async function run<TResult, TVariables extends Record<string, unknown>>(
+  const run = <TResult, TVariables extends Record<string, unknown>>(
     request: FastifyRequest,
     document: TypedDocumentNode<TResult, TVariables>,
     variables: TVariables,
-  ): Promise<TResult> {
-    const context = createContext(readsOf(access, request), principalOf(request), config, access.metrics, {
-      discussionWrites: discussionWritesFor(deps, request),
-    });
-    const result = await runOperation(document, variables, context);
-    const [first] = result.errors;
-    if (first) throw refusal(request, first, result.errors);
-    if (!result.data) throw new HttpError(errors.internal);
-    return result.data;
-  }
-
-  function refusal(request: FastifyRequest, error: GraphQLError, all: readonly GraphQLError[]): HttpError {
-    const refused = discussionRefusal(error);
-    if (refused) return new HttpError(refused);
-    // A text argument refused before its resolver ran (src/schema/text-arguments.ts).
-    if (error.extensions?.code === 'BAD_USER_INPUT') return new HttpError(badRequest(error.message));
-    request.log.error({ err: error, errors: all.map((e) => e.message) }, 'discussion operation failed');
-    return failedRead(
-      all.map((e) => e.originalError ?? e),
-      errors.internal,
-    );
-  }
+  ) => runDiscussionOperation(deps, request, principalOf(request), document, variables);
 
   const pageOf = (request: FastifyRequest, fallback: number, max: number) => {
     const query = request.query as Query;

@@ -80,6 +80,15 @@ a.button.primary { background: #0a58ca; color: #fff; }
 .compare select { max-width: 20rem; }
 pre.diff { white-space: pre-wrap; }
 .diff-removed { color: var(--bad); background: #ffebe9; } .diff-added { color: var(--ok); background: #dafbe1; }
+/* discussion forms: threads, messages, challenges */
+ol.messages { list-style: none; margin: 0; padding: 0; }
+.message-by { font-size: 1rem; font-weight: 600; margin: 0 0 4px; overflow-wrap: anywhere; }
+.message .actions { display: flex; flex-wrap: wrap; gap: 8px 12px; align-items: center; margin-top: 8px; }
+form.inline { display: inline-block; margin: 4px 0; }
+.field .hint { font-size: 14px; margin: 2px 0 0; }
+.field .error { margin: 4px 0; }
+.reason { white-space: pre-wrap; }
+.badge.pinned { color: var(--ok); white-space: normal; }
 `;
 
 const SCRIPT = `(function () {

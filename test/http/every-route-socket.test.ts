@@ -140,6 +140,7 @@ const CALLS: [route: string, call: () => Call | Promise<Call>][] = [
     () => ({ path: `/api/v1/metrics/${made.metric}/lineage`, init: { headers: asKey() }, status: 200 }),
   ],
   ...discussionCalls(),
+  ...discussionPageCalls(),
   ['GET /api/v1/changes', () => ({ path: '/api/v1/changes', init: { headers: asKey() }, status: 200 })],
   [
     'GET /api/metrics/:id/usage',
@@ -416,6 +417,46 @@ function discussionCalls(): [string, () => Call][] {
   ];
 }
 
+/** The discussion pages and their forms, as the owner (a session), on the metric the list found. */
+function discussionPageCalls(): [string, () => Call][] {
+  const page = (path: string) => ({ path: `/${org.slug}${path}`, init: { headers: asAdmin() }, status: 200 });
+  const form = (path: string, fields: Record<string, string> = {}): Call => ({
+    path: `/${org.slug}${path}`,
+    init: {
+      method: 'POST',
+      headers: { ...asAdmin(), 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ csrf: csrfTokenOf(org.ownerSession), ...fields }).toString(),
+    },
+    status: 303,
+  });
+  const message = (action: string) => `/threads/${made.pageThread}/messages/${made.pageMessage}/${action}`;
+  return [
+    ['GET /:org/metrics/:id/threads/new', () => page(`/metrics/${made.metric}/threads/new`)],
+    [
+      'POST /:org/metrics/:id/threads/new',
+      () => form(`/metrics/${made.metric}/threads/new`, { intent: 'question', title: 'Form', body: 'From a *page*.' }),
+    ],
+    ['GET /:org/threads/:threadId', () => page(`/threads/${made.pageThread}`)],
+    ['POST /:org/threads/:threadId/reply', () => form(`/threads/${made.pageThread}/reply`, { body: 'A reply.' })],
+    ['POST /:org/threads/:threadId/messages/:messageId/edit', () => form(message('edit'), { body: 'Edited.' })],
+    ['POST /:org/threads/:threadId/messages/:messageId/pin', () => form(message('pin'))],
+    ['POST /:org/threads/:threadId/messages/:messageId/unpin', () => form(message('unpin'))],
+    ['POST /:org/threads/:threadId/resolve', () => form(`/threads/${made.pageThread}/resolve`)],
+    ['POST /:org/threads/:threadId/reopen', () => form(`/threads/${made.pageThread}/reopen`)],
+    ['POST /:org/threads/:threadId/messages/:messageId/delete', () => form(message('delete'))],
+    ['GET /:org/metrics/:id/challenges', () => page(`/metrics/${made.metric}/challenges`)],
+    ['POST /:org/metrics/:id/challenges', () => form(`/metrics/${made.metric}/challenges`, { reason: 'Why?' })],
+    [
+      'POST /:org/metrics/:id/challenges/:challengeId/decision',
+      () =>
+        form(`/metrics/${made.metric}/challenges/${made.pageChallenge}/decision`, {
+          decision: 'rejected',
+          reason: 'Because.',
+        }),
+    ],
+  ];
+}
+
 /** What a call's answer gives later calls. */
 async function remember(route: string, res: Response): Promise<void> {
   if (route === 'GET /api/v1/metrics') made.metric = (await res.clone().json()).data[0].id;
@@ -425,6 +466,11 @@ async function remember(route: string, res: Response): Promise<void> {
   if (route === 'POST /api/metrics/:id/threads') made.thread = await id();
   if (route === 'POST /api/threads/:id/messages') made.message = await id();
   if (route === 'POST /api/metrics/:id/challenges') made.challenge = await id();
+  // A form post answers 303 to the page of what it made: /{org}/threads/{id}, #message-{id}, #challenge-{id}.
+  const location = res.headers.get('location') ?? '';
+  if (route === 'POST /:org/metrics/:id/threads/new') made.pageThread = location.split('/').pop() as string;
+  if (route === 'POST /:org/threads/:threadId/reply') made.pageMessage = location.split('#message-')[1] as string;
+  if (route === 'POST /:org/metrics/:id/challenges') made.pageChallenge = location.split('#challenge-')[1] as string;
   if (route === 'POST /api/webhooks') {
     const { data } = await res.clone().json();
     made.webhook = data.id;
@@ -459,7 +505,8 @@ describe('every route through a listening socket', () => {
     }
     // What the webhook test sent reached the receiver over its own connection.
     expect((await receiver.waitFor(1))[0]?.verified).toBe(true);
-  });
+    // Some seventy calls one after another, on a machine that may be busy.
+  }, 90_000);
 
   it('the Prometheus listener (METRICS_PORT) answers GET /metrics', async () => {
     const server = await startMetricsServer(metrics, 0, '127.0.0.1');

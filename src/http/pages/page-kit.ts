@@ -24,8 +24,16 @@ export interface SignedInPage {
   sessionId: string;
 }
 
-/** The header every page sends: scripts and styles from this service only, no inline ones. */
-const PAGE_HEADERS = pageHeaders({ 'style-src': "'self'", 'img-src': "'self'", 'font-src': "'self'" });
+/**
+ * The headers every page sends: scripts and styles from this service only, no
+ * inline ones. The referrer goes to this origin only (`same-origin`), not
+ * nowhere: under `no-referrer` a browser sends `Origin: null` with a page's
+ * form posts, which the same-origin check of every post must refuse.
+ */
+const PAGE_HEADERS = {
+  ...pageHeaders({ 'style-src': "'self'", 'img-src': "'self'", 'font-src': "'self'" }),
+  'Referrer-Policy': 'same-origin',
+};
 
 /** A signed-in page of organization `orgSlug`; not signed in: to sign-in and back (the page's error handler). */
 export async function admitPage(

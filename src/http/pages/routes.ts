@@ -12,11 +12,13 @@ import type { ServiceConfig } from '../../context.js';
 import { errors, HttpError } from '../../errors.js';
 import { PAGE_ASSETS_PATH, PAGE_SCRIPT, PAGE_STYLESHEET } from '../../pages/assets.js';
 import { rejectCrossOrigin } from '../cross-origin.js';
+import type { DiscussionWriteDeps } from '../discussion-routes.js';
 import { sessionCookie } from '../headers.js';
 import { type AccessDeps, throttleClient } from '../request-auth.js';
 import { IMMUTABLE, sendAsset, staticAsset } from '../static-assets.js';
 import { catalogRoutes } from './catalog-routes.js';
 import { csrfMatches } from './csrf.js';
+import { discussionForms } from './discussion-forms.js';
 import { metricPageRoutes } from './metric-routes.js';
 import { type FormFields, pageErrorHandler, seeOther } from './page-kit.js';
 import { clearSessionCookie } from './session-cookie.js';
@@ -25,6 +27,8 @@ import { signInRoutes } from './sign-in-routes.js';
 export interface PageRouteOptions {
   access: AccessDeps;
   config: ServiceConfig;
+  /** what the discussion forms write with: the same as the REST and GraphQL writes */
+  discussionWrites: DiscussionWriteDeps;
 }
 
 const FORM_BODY_LIMIT = 256 * 1024;
@@ -36,7 +40,8 @@ function parseForm(body: string): FormFields {
   return fields;
 }
 
-export async function pageRoutes(app: FastifyInstance, { access, config }: PageRouteOptions) {
+export async function pageRoutes(app: FastifyInstance, options: PageRouteOptions) {
+  const { access } = options;
   app.setErrorHandler(pageErrorHandler);
   app.addContentTypeParser(
     'application/x-www-form-urlencoded',
@@ -68,7 +73,7 @@ export async function pageRoutes(app: FastifyInstance, { access, config }: PageR
     return seeOther(reply, '/sign-in');
   });
 
-  await app.register(signInRoutes, { access, config });
-  await app.register(catalogRoutes, { access, config });
-  await app.register(metricPageRoutes, { access, config });
+  for (const pages of [signInRoutes, catalogRoutes, metricPageRoutes, discussionForms]) {
+    await app.register(pages, options);
+  }
 }
