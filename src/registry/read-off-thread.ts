@@ -110,6 +110,9 @@ export interface DocumentReader {
 const WORKER_URL = new URL(`./read-worker${extname(fileURLToPath(import.meta.url))}`, import.meta.url);
 const WORKER_EXEC_ARGV = WORKER_URL.pathname.endsWith('.ts') ? ['--import', 'tsx'] : [];
 
+/** How long a new thread may take to load its modules and say it is ready. */
+const THREAD_START_MS = 30_000;
+
 type Heard = { message: unknown } | { limit: 'memory' | 'time' };
 
 interface ReadThread {
@@ -193,10 +196,14 @@ export function createDocumentReader(settings: DocumentReadSettings): DocumentRe
     });
     // The threads never keep the process alive: close() or the process's end ends them.
     worker.unref();
-    const heard = await nextMessage(worker, settings.timeBudgetMs).catch(async (error: unknown) => {
-      await worker.terminate();
-      throw error;
-    });
+    // A thread's start is not the document's read: on a busy machine loading the thread's modules alone
+    // can take longer than a short read budget, which must not turn into a failed request.
+    const heard = await nextMessage(worker, Math.max(THREAD_START_MS, settings.timeBudgetMs)).catch(
+      async (error: unknown) => {
+        await worker.terminate();
+        throw error;
+      },
+    );
     const ready = 'message' in heard ? (heard.message as ReadyMessage) : undefined;
     if (ready?.ready) return { worker, heapMb: ready.heapMb };
     await worker.terminate();

@@ -57,7 +57,7 @@ async function worstHealthWhile<T>(h: HostileServer, request: Promise<T>): Promi
 async function refusedThenApplies(h: HostileServer, body: string, within: RegExp) {
   const before = await h.written();
   const res = await h.send('/api/registry?dry_run=true', body, 'application/yaml');
-  expect(res.status, res.body.slice(0, 500)).toBe(422);
+  expect(res.status, `${res.body.slice(0, 500)}\n${h.server.output()}`).toBe(422);
   expect(JSON.parse(res.body).error).toMatch(within);
   expect(await h.health()).toBe(200);
   expect(await h.written()).toEqual(before);
