@@ -477,6 +477,15 @@ export function createFloor(pool: pg.Pool, publicAppUrl: string) {
           caveats: r.bd_caveats,
           legacy_description: r.bd_legacy_description,
         },
+        business_definition_status: [
+          r.bd_included,
+          r.bd_excluded,
+          r.bd_time_window,
+          r.bd_caveats,
+          r.bd_legacy_description,
+        ].some((member) => String(member).trim() !== '')
+          ? 'defined'
+          : 'empty',
         current_approved_version:
           r.version_id && r.version_definition !== null
             ? { id: r.version_id, definition_version: r.version_definition, released_at: r.version_released_at }

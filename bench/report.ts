@@ -66,7 +66,7 @@ const round2 = (x: number | null) => (x === null ? null : Math.round(x * 100) / 
 /** Routes judged against the floor: service throughput >= 0.8 x and p99 <= 1.5 x the floor's (the read-path targets). */
 const FLOOR_TARGET_ROUTES: RouteName[] = ['list', 'search', 'search-cold', 'detail', 'contract'];
 
-/** The signed-in pages: no peer serves them; each answers within 50 ms at p99 under the bench's load (issue 37). */
+/** The signed-in pages: no peer serves them; each answers within 50 ms at p99, read over one connection. */
 const PAGE_ROUTES: RouteName[] = ['page-home', 'page-catalog', 'page-search', 'page-metric'];
 const PAGE_P99_MS = 50;
 

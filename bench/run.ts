@@ -200,8 +200,10 @@ async function main() {
     const load = async (target: Started, route: RouteName, seconds: number) => {
       const request = requestFor(target, route);
       const cpuBefore = cpuMs(target.pid);
+      // A page is measured as one person reads it (one connection at a time): its p99 is the time the
+      // service takes to answer it, not a queue behind 32 connections of API traffic.
       const result = await runLoad(target.base, request, data.apiKey, {
-        connections,
+        connections: route.startsWith('page-') ? 1 : connections,
         duration: seconds,
       });
       // Read before settle(): the server's CPU during the run, over the requests it completed.
