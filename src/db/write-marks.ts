@@ -60,6 +60,8 @@ export function createWriteMarks(options: WriteMarksOptions): WriteMarks {
         enableOfflineQueue: false,
         maxRetriesPerRequest: 1,
         connectTimeout: 2000,
+        // A frozen Redis (its connection open, nothing answering) must not hold a read or a write.
+        commandTimeout: 500,
         retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
       })
     : null;

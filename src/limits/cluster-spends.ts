@@ -14,9 +14,15 @@ export type Counted = [consumed: number, msBeforeReset: number];
 /**
  * Spends one unit of each of `keys` (in order: a key given twice is spent
  * twice) with the script `mgSpendEach`; null for the keys of a slot whose call
- * failed (its master lost, the slot moving), whose caller spends them elsewhere.
+ * failed (its master lost, the slot moving, no answer in time), whose caller
+ * spends them elsewhere; `failed` hears each failure.
  */
-export async function spendPerSlot(client: Cluster, keys: readonly string[], windowSeconds: number) {
+export async function spendPerSlot(
+  client: Cluster,
+  keys: readonly string[],
+  windowSeconds: number,
+  failed: (error: unknown) => void,
+) {
   const slots = new Map<number, number[]>();
   keys.forEach((key, index) => {
     const slot = calculateSlot(key);
@@ -39,9 +45,13 @@ export async function spendPerSlot(client: Cluster, keys: readonly string[], win
       for (const indexes of groups) {
         pipeline.mgSpendEach(indexes.length, ...indexes.map((index) => keys[index] as string), windowSeconds);
       }
-      const replies = await pipeline.exec().catch(() => null);
+      const replies = await pipeline.exec().catch((error: unknown) => {
+        failed(error);
+        return null;
+      });
       groups.forEach((indexes, call) => {
-        const [error, counts] = replies?.[call] ?? [new Error('no reply')];
+        const [error, counts] = replies?.[call] ?? [null, null];
+        if (error) failed(error);
         if (error || !Array.isArray(counts)) return;
         indexes.forEach((index, i) => {
           counted[index] = [Number(counts[2 * i]), Number(counts[2 * i + 1])];

@@ -19,6 +19,9 @@ const WINDOW_SECONDS = 60;
 /** Admissions one script call spends for at most: Redis runs a script alone, so a call stays short. */
 export const ADMISSIONS_PER_CALL = 64;
 
+/** How long Redis is passed over after a spend it did not answer in time. */
+const PASS_OVER_MS = 1000;
+
 export type RateDecision =
   | { allowed: true; limit: number; remaining: number; resetSeconds: number }
   | { allowed: false; limit: number; remaining: 0; resetSeconds: number; retryAfterSeconds: number };
@@ -148,19 +151,29 @@ export function createKeyRateLimiter(options: RateLimiterOptions): KeyRateLimite
    */
   type Admission = { windowNames: readonly string[]; resolve(spent: WindowSpend[]): void };
   let waiting: Admission[] = [];
+  /**
+   * Until then the windows are spent in process: a spend Redis did not answer within its command
+   * timeout (a frozen server, or one too loaded to answer) passes Redis over for
+   * {@link PASS_OVER_MS}, rather than every admission meanwhile waiting out the timeout again.
+   */
+  let passedOverUntil = 0;
+  const spendFailed = (error: unknown) => {
+    if (error instanceof Error && error.message === 'Command timed out') passedOverUntil = Date.now() + PASS_OVER_MS;
+  };
   const keyOf = (windowName: string) => `${common.keyPrefix}:${windowName}`;
   /** One script call spending `windowNames` in order; when Redis fails it, the in-process windows' spends. */
   const spendInOneCall = async (client: Redis, windowNames: readonly string[]): Promise<WindowSpend[]> => {
     try {
       const counts = await client.mgSpendEach(windowNames.length, ...windowNames.map(keyOf), WINDOW_SECONDS);
       return windowNames.map((_, i) => ({ consumed: Number(counts[2 * i]), msBeforeReset: Number(counts[2 * i + 1]) }));
-    } catch {
+    } catch (error) {
+      spendFailed(error);
       return spendInProcess(windowNames);
     }
   };
   /** On a cluster, one call per hash slot; the windows of a slot whose call fails, in process. */
   const spendPerSlotOf = async (client: Cluster, windowNames: readonly string[]): Promise<WindowSpend[]> => {
-    const counted = await spendPerSlot(client, windowNames.map(keyOf), WINDOW_SECONDS);
+    const counted = await spendPerSlot(client, windowNames.map(keyOf), WINDOW_SECONDS, spendFailed);
     return Promise.all(
       counted.map(async (count, i) => {
         if (count) return { consumed: count[0], msBeforeReset: count[1] };
@@ -187,7 +200,7 @@ export function createKeyRateLimiter(options: RateLimiterOptions): KeyRateLimite
     }
   };
   const spendInRedis = (windowNames: readonly string[]): Promise<WindowSpend[]> => {
-    if (redis?.status !== 'ready') return spendInProcess(windowNames);
+    if (redis?.status !== 'ready' || Date.now() < passedOverUntil) return spendInProcess(windowNames);
     return new Promise((resolve) => {
       if (waiting.length === 0) setImmediate(flush, redis);
       waiting.push({ windowNames, resolve });

@@ -22,8 +22,15 @@ const SLOTS = 16384;
 
 const retryStrategy = (attempt: number) => Math.min(attempt * 200, 2000);
 
+/**
+ * A command a server has not answered by then fails ("Command timed out"):
+ * a frozen server (its connection open, nothing answering) would otherwise
+ * hold every admission waiting on it for as long as it stays frozen.
+ */
+const COMMAND_TIMEOUT_MS = 500;
+
 /** Of a server's connection (a cluster's: each node's). */
-const connectionOptions = { maxRetriesPerRequest: 1, connectTimeout: 2000 };
+const connectionOptions = { maxRetriesPerRequest: 1, connectTimeout: 2000, commandTimeout: COMMAND_TIMEOUT_MS };
 
 function createClient(target: RedisTarget): RedisClient {
   if ('url' in target) {

@@ -62,10 +62,26 @@ function startNode(node: Node): Promise<ChildProcess> {
   ]);
   node.process = child;
   return new Promise((resolve, reject) => {
+    // Its log as a whole: the line may come in two reads of the pipe.
+    let log = '';
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`redis-server on ${node.port} did not start within 20 s: ${log.slice(-500)}`));
+    }, 20_000);
     child.on('error', reject);
-    child.on('exit', (code) => reject(new Error(`redis-server on ${node.port} exited (${code})`)));
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`redis-server on ${node.port} exited (${code}): ${log.slice(-500)}`));
+    });
+    let ready = false;
     child.stdout?.on('data', (chunk: Buffer) => {
-      if (chunk.toString().includes('Ready to accept connections')) resolve(child);
+      if (ready) return;
+      log += chunk.toString();
+      if (log.includes('Ready to accept connections')) {
+        ready = true;
+        clearTimeout(timer);
+        resolve(child);
+      }
     });
   });
 }

@@ -126,4 +126,39 @@ describe.skipIf(!runnable)('a Redis outage', () => {
       probe.disconnect();
     }
   }, 60_000);
+
+  it('answers while Redis is frozen (its connection open, nothing answering), and uses it again once it thaws', async () => {
+    const probe = new Redis(`redis://127.0.0.1:${port}`);
+    const scriptCalls = async () =>
+      [...(await probe.info('commandstats')).matchAll(/cmdstat_(?:eval|evalsha):calls=(\d+)/g)].reduce(
+        (sum, [, n]) => sum + Number(n),
+        0,
+      );
+    try {
+      expect((await get(`/api/v1/metrics/${metric.id}`)).statusCode).toBe(200);
+      redis.kill('SIGSTOP');
+      try {
+        // Each is answered on in-process windows once its spend has waited out the command timeout
+        // (or Redis is passed over after one did), not held for as long as Redis stays frozen.
+        const responses = await Promise.all(Array.from({ length: 20 }, () => get(`/api/v1/metrics/${metric.id}`)));
+        expect(responses.map((res) => res.statusCode)).toEqual(Array(20).fill(200));
+        const refused = await Promise.all(Array.from({ length: 3 }, () => get('/api/v1/metrics', limited.secret)));
+        expect(refused.map((res) => res.statusCode)).not.toContain(500);
+      } finally {
+        redis.kill('SIGCONT');
+      }
+      const before = await scriptCalls();
+      await expect
+        .poll(
+          async () => {
+            await get(`/api/v1/metrics/${metric.id}`);
+            return (await scriptCalls()) > before;
+          },
+          { timeout: RECOVERY_BOUND_MS, interval: 200 },
+        )
+        .toBe(true);
+    } finally {
+      probe.disconnect();
+    }
+  }, 60_000);
 });
