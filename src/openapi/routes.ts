@@ -7,7 +7,6 @@
  * deploy panels, telemetry, web fonts). The page, its script and the document
  * are static assets (src/http/static-assets.ts), counted in the client's throttle.
  */
-import scalarApiReference from '@scalar/fastify-api-reference';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { errors } from '../errors.js';
 import { pageHeaders } from '../http/page-headers.js';
@@ -46,8 +45,13 @@ interface DocsAssets {
   versionedScriptPath: string;
 }
 
-/** Scalar's standalone script, as its Fastify plugin serves it, taken once from a private instance. */
+/**
+ * Scalar's standalone script, as its Fastify plugin serves it, taken once from a private instance.
+ * The plugin is imported here, not with this module: it holds the script as text (about 20 MB of
+ * heap), which a process that never serves the reference does not load.
+ */
 async function scalarScript(): Promise<string> {
+  const { default: scalarApiReference } = await import('@scalar/fastify-api-reference');
   const source = Fastify({ logger: false });
   await source.register(scalarApiReference, { routePrefix: '/reference', configuration: { url: OPENAPI_PATH } });
   const response = await source.inject({ method: 'GET', url: '/reference/js/scalar.js' });
