@@ -62,6 +62,9 @@ export const RESERVED_SLUGS: ReadonlySet<string> = new Set([
   'sign-out',
 ]);
 
+/** Whether `path` (one segment of a URL) can name an organization: its pages never answer for any other. */
+export const isOrganizationSlug = (path: string): boolean => SLUG_PATTERN.test(path) && !RESERVED_SLUGS.has(path);
+
 export interface CreateOrganizationInput {
   slug: string;
   name: string;

@@ -270,6 +270,16 @@ describe('roles and organizations', () => {
       expect(signedOut.headers.get('location')).toBe(`/sign-in?next=${encodeURIComponent(`${path}?q=x`)}`);
     }
   });
+
+  it("answers 404 to a browser's own requests (/favicon.ico), signed in or not: no organization has such a name", async () => {
+    for (const path of ['/favicon.ico', '/robots.txt', '/apple-touch-icon.png', '/Catalog', '/favicon.ico/metrics']) {
+      for (const session of [null, org.ownerSession]) {
+        const response = await get(path, session);
+        expect(response.status, path).toBe(404);
+        expect(response.headers.get('location')).toBeNull();
+      }
+    }
+  });
 });
 
 describe('markup in the data', () => {

@@ -6,6 +6,7 @@
  * signed-out visit goes to sign-in and comes back).
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { isOrganizationSlug } from '../../admin/organization.js';
 import type { Principal } from '../../context.js';
 import { isDatabaseUnavailable } from '../../db/unavailable.js';
 import { errors, HttpError } from '../../errors.js';
@@ -42,6 +43,9 @@ export async function admitPage(
   reply: FastifyReply,
   orgSlug: string,
 ): Promise<SignedInPage> {
+  // A path no organization can have (`/favicon.ico`, `/robots.txt`) is not found, signed in or not:
+  // not a sign-in page for a browser's own requests.
+  if (!isOrganizationSlug(orgSlug)) throw new HttpError(errors.notFound);
   const { principal, viewer } = await admitPageSession(access, request, reply, orgSlug);
   const token = sessionCookie(request) as string;
   return {
