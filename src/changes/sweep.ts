@@ -1,12 +1,13 @@
 /**
  * The periodic sweep: trust verdicts that time changes (validation evidence
- * becoming stale) and the feed's retention, which is also how long a metric a
- * prune removed can be restored (src/registry/archive.ts), and the retention
- * of metric usage (src/metric/usage.ts). Each organization is claimed by
- * one instance per interval (its `swept_at`, taken with SKIP LOCKED), then
- * swept in a transaction of its own under the registry lock, so it takes
- * turns with applies and validations; an instance that dies mid-sweep leaves
- * the organization to the next interval.
+ * becoming stale), expired sessions and sign-in links, the feed's retention,
+ * which is also how long a metric a prune removed can be restored
+ * (src/registry/archive.ts), and the retention of metric usage
+ * (src/metric/usage.ts). Each organization is claimed by one instance per
+ * interval (its `swept_at`, taken with SKIP LOCKED), then swept in a
+ * transaction of its own under the registry lock, so it takes turns with
+ * applies and validations; an instance that dies mid-sweep leaves the
+ * organization to the next interval.
  */
 import { lockRegistry } from '../db/registry-lock.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
@@ -68,8 +69,18 @@ async function sweepOrganization(prisma: PrismaClient, orgId: string, options: S
   );
 }
 
+/**
+ * Sessions and one-time sign-in links past their expiry are refused already (src/admin/sessions.ts,
+ * src/admin/login-links.ts); each sweep forgets them, whichever instance runs it.
+ */
+async function forgetExpiredSignIns(prisma: PrismaClient, now: Date): Promise<void> {
+  await prisma.$executeRaw`DELETE FROM session WHERE expires_at < ${now}`;
+  await prisma.$executeRaw`DELETE FROM login_link WHERE expires_at < ${now}`;
+}
+
 /** One sweep of every organization due, at `now`. */
 export async function sweepOnce(prisma: PrismaClient, options: SweepOptions, now = new Date()): Promise<SweepOutcome> {
+  await forgetExpiredSignIns(prisma, now);
   const organizations = await claimOrganizations(prisma, now, options.intervalMs);
   const outcome: SweepOutcome = { organizations: organizations.length, events: 0, changed: [] };
   for (const orgId of organizations) {
