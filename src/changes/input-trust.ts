@@ -29,27 +29,22 @@ type Tx = Prisma.TransactionClient;
 /** Each metric's inputs, in their order, for the metrics a writer evaluates and everything upstream of them. */
 export type InputGraph = Map<string, string[]>;
 
-/** The edges upstream of `ids` (or of the whole organization), one statement. */
-export async function readInputGraph(tx: Tx, orgId: string, ids: readonly string[] | 'all'): Promise<InputGraph> {
-  const rows =
-    ids === 'all'
-      ? await tx.$queryRawUnsafe<{ metric_id: string; input_id: string }[]>(
-          `SELECT i.metric_id::text AS metric_id, i.input_metric_id::text AS input_id
-           FROM metric_input i JOIN metric m ON m.id = i.metric_id
-           WHERE m.org_id = $1::uuid ORDER BY i.metric_id, i.position`,
-          orgId,
-        )
-      : ids.length === 0
-        ? []
-        : await tx.$queryRawUnsafe<{ metric_id: string; input_id: string }[]>(
-            `WITH RECURSIVE up(id) AS (
+/** The edges upstream of `ids` (of `ids` alone when `direct`), one statement. */
+export async function readInputGraph(tx: Tx, ids: readonly string[], { direct = false } = {}): Promise<InputGraph> {
+  const rows = !ids.length
+    ? []
+    : await tx.$queryRawUnsafe<{ metric_id: string; input_id: string }[]>(
+        direct
+          ? `SELECT i.metric_id::text AS metric_id, i.input_metric_id::text AS input_id
+             FROM metric_input i WHERE i.metric_id = ANY($1::uuid[]) ORDER BY i.metric_id, i.position`
+          : `WITH RECURSIVE up(id) AS (
                SELECT unnest($1::uuid[])
                UNION
                SELECT i.input_metric_id FROM up JOIN metric_input i ON i.metric_id = up.id)
              SELECT i.metric_id::text AS metric_id, i.input_metric_id::text AS input_id
              FROM metric_input i WHERE i.metric_id IN (SELECT id FROM up) ORDER BY i.metric_id, i.position`,
-            ids,
-          );
+        ids,
+      );
   const graph: InputGraph = new Map();
   for (const row of rows) {
     const inputs = graph.get(row.metric_id);
@@ -68,6 +63,24 @@ export interface InputFacts {
 }
 
 /**
+ * An input as last announced (its row of metric_trust_state): its verdict, reasons and own list of
+ * untrusted inputs; null fields when it has none yet.
+ */
+export interface AnnouncedInput {
+  key: string;
+  verdict: UntrustedInput['verdict'] | null;
+  reasons: UntrustedInput['reasons'] | null;
+  untrustedInputs: UntrustedInput[] | null;
+}
+
+/**
+ * Whether an announced verdict carries over ({@link carriesOver}): do_not_use, or a failed latest
+ * validation, which a verdict short of do_not_use always lists among its reasons.
+ */
+const announcedCarries = (input: AnnouncedInput): boolean =>
+  input.verdict === 'do_not_use' || (input.reasons ?? []).includes('failed_validation');
+
+/**
  * The untrusted inputs of the metrics of a graph, given the verdict facts
  * of every metric that is an input in it. Each metric is worked out once.
  */
@@ -75,12 +88,33 @@ export class UpstreamTrust {
   private readonly upstream = new Map<string, UntrustedInput[]>();
   private readonly verdicts = new Map<string, { trust: Trust; carries: boolean }>();
 
+  private readonly keys = new Map<string, string>();
+
+  /**
+   * `announced`: inputs taken as last announced, verdict and list, rather than worked out from their
+   * facts and the graph, which does not hold their inputs (a page of every metric:
+   * src/changes/trust-transitions.ts); none by default.
+   */
   constructor(
     private readonly graph: InputGraph,
     private readonly inputs: ReadonlyMap<string, InputFacts>,
     private readonly policy: TrustPolicy,
     private readonly now: Date,
-  ) {}
+    announced: ReadonlyMap<string, AnnouncedInput> = new Map(),
+  ) {
+    for (const [id, input] of announced) {
+      this.keys.set(id, input.key);
+      this.upstream.set(id, input.untrustedInputs ?? []);
+      if (input.verdict === null) continue;
+      const trust = {
+        verdict: input.verdict,
+        reasons: input.reasons ?? [],
+        preferredMetricId: null,
+        untrustedInputs: [],
+      };
+      this.verdicts.set(id, { trust, carries: announcedCarries(input) });
+    }
+  }
 
   /** The upstream metrics that carry their state over to `id`, direct inputs first. */
   untrustedInputsOf(id: string): UntrustedInput[] {
@@ -125,7 +159,7 @@ export class UpstreamTrust {
       if (own?.carries) {
         add({
           id: input,
-          key: this.inputs.get(input)?.key ?? '',
+          key: this.inputs.get(input)?.key ?? this.keys.get(input) ?? '',
           verdict: own.trust.verdict,
           reasons: own.trust.reasons,
         });

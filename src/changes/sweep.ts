@@ -10,11 +10,11 @@
  * organization to the next interval.
  */
 import { lockRegistry } from '../db/registry-lock.js';
-import type { PrismaClient } from '../generated/prisma/client.js';
+import type { Prisma, PrismaClient } from '../generated/prisma/client.js';
 import type { TrustPolicy } from '../metric/trust.js';
 import { forgetOldUsage } from '../metric/usage.js';
 import { recordEvents } from './record.js';
-import { trustTransitions } from './trust-transitions.js';
+import { everyMetricTransitions } from './trust-transitions.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -45,28 +45,42 @@ async function claimOrganizations(prisma: PrismaClient, now: Date, intervalMs: n
   return rows.map((row) => row.org_id);
 }
 
-async function sweepOrganization(prisma: PrismaClient, orgId: string, options: SweepOptions, now: Date) {
-  return prisma.$transaction(
+/** A transaction of the sweep: under the registry lock, so that it takes turns with applies and validations. */
+const sweepTransaction = <T>(prisma: PrismaClient, orgId: string, work: (tx: Prisma.TransactionClient) => Promise<T>) =>
+  prisma.$transaction(
     async (tx) => {
       await lockRegistry(tx, orgId);
-      const transitions = await trustTransitions(tx, orgId, 'all', options.trust, now);
-      const recorded = await recordEvents(tx, orgId, transitions, now);
-      const cutoff = new Date(now.getTime() - options.retentionDays * DAY_MS);
-      // By number, not time: every event up to the newest expired one goes, so the kept ones follow
-      // pruned_through without a gap.
-      await tx.$executeRaw`
+      return work(tx);
+    },
+    { timeout: 120_000, maxWait: 30_000 },
+  );
+
+async function sweepOrganization(prisma: PrismaClient, orgId: string, options: SweepOptions, now: Date) {
+  // The verdicts a page at a time, each page in a transaction of its own with its events: an apply
+  // waits for a page, not for the whole registry.
+  let recorded = 0;
+  await everyMetricTransitions(orgId, options.trust, now, (evaluate) =>
+    sweepTransaction(prisma, orgId, async (tx) => {
+      const page = await evaluate(tx);
+      recorded += await recordEvents(tx, orgId, page.events, now);
+      return page;
+    }),
+  );
+  await sweepTransaction(prisma, orgId, async (tx) => {
+    const cutoff = new Date(now.getTime() - options.retentionDays * DAY_MS);
+    // By number, not time: every event up to the newest expired one goes, so the kept ones follow
+    // pruned_through without a gap.
+    await tx.$executeRaw`
         WITH expired AS (
           SELECT max(seq) AS through FROM change_event WHERE org_id = ${orgId}::uuid AND time < ${cutoff}),
         removed AS (
           DELETE FROM change_event WHERE org_id = ${orgId}::uuid AND seq <= (SELECT through FROM expired))
         UPDATE change_feed SET pruned_through = greatest(pruned_through, (SELECT through FROM expired))
         WHERE org_id = ${orgId}::uuid AND (SELECT through FROM expired) IS NOT NULL`;
-      await tx.$executeRaw`DELETE FROM removed_metric WHERE org_id = ${orgId}::uuid AND removed_at < ${cutoff}`;
-      await forgetOldUsage(tx, orgId, now);
-      return recorded;
-    },
-    { timeout: 120_000, maxWait: 30_000 },
-  );
+    await tx.$executeRaw`DELETE FROM removed_metric WHERE org_id = ${orgId}::uuid AND removed_at < ${cutoff}`;
+    await forgetOldUsage(tx, orgId, now);
+  });
+  return recorded;
 }
 
 /**

@@ -10,9 +10,16 @@
 import { sql } from 'kysely';
 import { compile } from '../db/kysely.js';
 import type { Prisma } from '../generated/prisma/client.js';
-import { type TrustPolicy, trustFactsJoin, trustPart, trustVerdict } from '../metric/trust.js';
+import { type TrustPolicy, trustFactsJoin, trustPart, trustVerdict, type UntrustedInput } from '../metric/trust.js';
 import { type NewChangeEvent, trustState } from './event.js';
-import { type InputFacts, inputsIn, readInputGraph, UpstreamTrust, untrustedIdentity } from './input-trust.js';
+import {
+  type AnnouncedInput,
+  type InputFacts,
+  inputsIn,
+  readInputGraph,
+  UpstreamTrust,
+  untrustedIdentity,
+} from './input-trust.js';
 
 type Tx = Prisma.TransactionClient;
 
@@ -59,41 +66,49 @@ interface EvaluatedRow extends Record<string, unknown> {
   prev_preferred: string | null;
 }
 
-/** Which metrics to evaluate: some of them, or every metric of the organization (the sweep). */
-export type TrustScope = { ids: readonly string[] } | 'all';
+/** Where a walk of the organization's metrics by id starts: before the first. */
+const BEFORE_FIRST_ID = '00000000-0000-0000-0000-000000000000';
 
 /**
- * A page of the metrics to evaluate, with their verdict facts except for those of `held` (metrics
- * whose facts the writer read already, as inputs): their trust columns are null.
+ * Passes at most: an input evaluated after the metrics built on it is taken up by them in the next
+ * pass, so a change travels one level of inputs a pass at worst (further down a chain deeper than
+ * this, the next sweep goes on).
  */
-function evaluation(orgId: string, scope: TrustScope, after: string, ids: readonly string[], held: readonly string[]) {
-  const which = scope === 'all' ? sql`m.id > ${after}::uuid` : sql`m.id = ANY(${ids}::uuid[])`;
-  const skip = held.length ? sql<boolean>`tm.id = ANY(${held}::uuid[])` : null;
+const MAX_PASSES = 64;
+
+/** A page of a walk of the organization's metrics by id: the next `pageSize` after `after` (of those built on `inputsOf`). */
+interface WalkPage {
+  after: string;
+  pageSize: number;
+  /** only the metrics with one of these among their inputs */
+  inputsOf?: readonly string[];
+}
+
+/**
+ * A page of the metrics to evaluate with their verdict facts: a {@link WalkPage}, or `ids`, except for the facts of `held` (metrics whose facts the writer read
+ * already, as inputs): their trust columns are null.
+ */
+function evaluation(orgId: string, which: WalkPage | { ids: readonly string[]; held: readonly string[] }) {
+  const dependents =
+    'inputsOf' in which && which.inputsOf
+      ? sql`AND m.id IN (SELECT i.metric_id FROM metric_input i WHERE i.input_metric_id = ANY(${which.inputsOf}::uuid[]))`
+      : sql``;
+  const where =
+    'after' in which ? sql`m.id > ${which.after}::uuid ${dependents}` : sql`m.id = ANY(${which.ids}::uuid[])`;
+  // The announced states from the page's first id on as well: a merge join of the two tables by id then
+  // starts at the page, not at the organization's first metric (a page late in a walk read them all).
+  const announced = 'after' in which ? sql`AND s.metric_id > ${which.after}::uuid` : sql``;
+  const skip = 'held' in which && which.held.length ? sql<boolean>`tm.id = ANY(${which.held}::uuid[])` : null;
   return compile(sql<EvaluatedRow>`
     SELECT m.id::text AS id, m.key, m.name, m.lifecycle_status::text AS lifecycle_status,
       s.verdict AS prev_verdict, s.reasons AS prev_reasons, s.preferred_metric_id::text AS prev_preferred,
       ${trustPart.columns}
     FROM metric m
-    LEFT JOIN metric_trust_state s ON s.metric_id = m.id
+    LEFT JOIN metric_trust_state s ON s.metric_id = m.id ${announced}
     ${trustFactsJoin(skip)}
-    WHERE m.org_id = ${orgId}::uuid AND ${which}
+    WHERE m.org_id = ${orgId}::uuid AND ${where}
     ORDER BY m.id
-    LIMIT ${PAGE}`);
-}
-
-/**
- * The first `count` ids of sorted `ids` after `after`: those a page of the sweep (the next `count`
- * metrics by id) can hold, as the held ids are some of the organization's metrics.
- */
-function nextIds(ids: readonly string[], after: string, count: number): string[] {
-  let low = 0;
-  let high = ids.length;
-  while (low < high) {
-    const mid = (low + high) >>> 1;
-    if ((ids[mid] as string) <= after) low = mid + 1;
-    else high = mid;
-  }
-  return ids.slice(low, low + count);
+    LIMIT ${'pageSize' in which ? which.pageSize : PAGE}`);
 }
 
 const sameReasons = (a: readonly string[], b: readonly string[]) =>
@@ -103,94 +118,203 @@ const sameReasons = (a: readonly string[], b: readonly string[]) =>
 async function readInputFacts(tx: Tx, orgId: string, ids: readonly string[]): Promise<Map<string, InputFacts>> {
   const facts = new Map<string, InputFacts>();
   for (let start = 0; start < ids.length; start += PAGE) {
-    const statement = evaluation(orgId, { ids }, '', ids.slice(start, start + PAGE), []);
+    const statement = evaluation(orgId, { ids: ids.slice(start, start + PAGE), held: [] });
     const rows = await tx.$queryRawUnsafe<EvaluatedRow[]>(statement.sql, ...statement.parameters);
     for (const row of rows) facts.set(row.id, { key: row.key, facts: trustPart.read(row) });
   }
   return facts;
 }
 
+/** The inputs `ids` as last announced, by id. */
+async function readAnnounced(tx: Tx, ids: readonly string[]): Promise<Map<string, AnnouncedInput>> {
+  if (!ids.length) return new Map();
+  const rows = await tx.$queryRawUnsafe<
+    { id: string; key: string; verdict: string | null; reasons: string[] | null; untrusted_inputs: unknown }[]
+  >(
+    `SELECT m.id::text AS id, m.key, s.verdict, s.reasons, s.untrusted_inputs
+     FROM unnest($1::uuid[]) AS a(id) JOIN metric m ON m.id = a.id
+     LEFT JOIN metric_trust_state s ON s.metric_id = a.id`,
+    ids,
+  );
+  return new Map(
+    rows.map((row) => [
+      row.id,
+      {
+        key: row.key,
+        verdict: row.verdict as AnnouncedInput['verdict'],
+        reasons: row.reasons as AnnouncedInput['reasons'],
+        untrustedInputs: row.untrusted_inputs as UntrustedInput[] | null,
+      },
+    ]),
+  );
+}
+
 /**
- * Evaluates the verdicts of `scope` at `now`, records them as the announced
+ * The verdicts of `rows` at `now`, recorded as the announced ones: a `metric.trust_changed` event for
+ * each that differs from the verdict announced before; `written`, the metrics whose state it stored (an
+ * event's, and a changed list of untrusted inputs that moves no verdict).
+ */
+async function announce(
+  tx: Tx,
+  rows: readonly EvaluatedRow[],
+  inputFacts: ReadonlyMap<string, InputFacts>,
+  upstream: UpstreamTrust,
+  policy: TrustPolicy,
+  now: Date,
+): Promise<{ events: NewChangeEvent[]; written: string[] }> {
+  const events: NewChangeEvent[] = [];
+  const states: ({ metric_id: string } & Record<string, unknown>)[] = [];
+  for (const row of rows) {
+    const stored = inputFacts.get(row.id)?.facts ?? trustPart.read(row);
+    const untrustedInputs = upstream.untrustedInputsOf(row.id);
+    const trust = trustVerdict({ ...stored, untrustedInputs }, policy, now);
+    const previous = row.prev_verdict;
+    const announced =
+      previous === null ||
+      previous !== trust.verdict ||
+      !sameReasons(row.prev_reasons ?? [], trust.reasons) ||
+      row.prev_preferred !== trust.preferredMetricId;
+    if (!announced && untrustedIdentity(stored.untrustedInputs) === untrustedIdentity(untrustedInputs)) continue;
+    states.push({
+      metric_id: row.id,
+      verdict: trust.verdict,
+      reasons: trust.reasons,
+      preferred_metric_id: trust.preferredMetricId,
+      untrusted_inputs: untrustedInputs,
+    });
+    if (previous === null || !announced) continue;
+    events.push({
+      type: 'metric.trust_changed',
+      metric: { id: row.id, key: row.key, name: row.name, lifecycleStatus: row.lifecycle_status },
+      detail: {
+        from: { verdict: previous, reasons: row.prev_reasons ?? [] },
+        to: trustState(trust),
+        preferred_metric_id: trust.preferredMetricId,
+      },
+    });
+  }
+  if (states.length) {
+    await tx.$executeRawUnsafe(
+      `INSERT INTO metric_trust_state (metric_id, verdict, reasons, preferred_metric_id, untrusted_inputs, evaluated_at)
+       SELECT s.metric_id, s.verdict, s.reasons, s.preferred_metric_id, s.untrusted_inputs, $2::timestamptz
+       FROM jsonb_populate_recordset(NULL::metric_trust_state, $1::jsonb) AS s
+       ON CONFLICT (metric_id) DO UPDATE SET verdict = EXCLUDED.verdict, reasons = EXCLUDED.reasons,
+         preferred_metric_id = EXCLUDED.preferred_metric_id, untrusted_inputs = EXCLUDED.untrusted_inputs,
+         evaluated_at = EXCLUDED.evaluated_at`,
+      JSON.stringify(states),
+      now,
+    );
+  }
+  return { events, written: states.map((state) => state.metric_id) };
+}
+
+/**
+ * Evaluates the verdicts of `ids` at `now`, records them as the announced
  * ones and returns a `metric.trust_changed` event for each that differs from
  * the verdict announced before. Each verdict takes in the metric's inputs
- * (src/changes/input-trust.ts): the graph upstream of `scope` is read first,
+ * (src/changes/input-trust.ts): the graph upstream of `ids` is read first,
  * then the facts of every metric that is an input in it.
  */
 export async function trustTransitions(
   tx: Tx,
   orgId: string,
-  scope: TrustScope,
+  ids: readonly string[],
   policy: TrustPolicy,
   now: Date,
 ): Promise<NewChangeEvent[]> {
-  const events: NewChangeEvent[] = [];
-  const all = scope === 'all' ? [] : [...new Set(scope.ids)];
+  const all = [...new Set(ids)];
+  if (!all.length) return [];
   // Every read here is by a metric's id through an index. Right after an apply of thousands of
   // rows the table statistics still say the tables are small, and the planner scanned all the
   // relationships once per metric (0.6 ms a metric at 10,000); within this transaction only.
   await tx.$executeRawUnsafe('SET LOCAL enable_seqscan = off');
-  const graph = await readInputGraph(tx, orgId, scope === 'all' ? 'all' : all);
+  const graph = await readInputGraph(tx, all);
   const inputFacts = await readInputFacts(tx, orgId, inputsIn(graph));
   const upstream = new UpstreamTrust(graph, inputFacts, policy, now);
-  // A metric that is an input of another and evaluated itself (most of them, in a sweep) has its facts
-  // read once, with the inputs: each page's statement skips those it holds.
-  const heldIds = [...inputFacts.keys()].sort();
-  let after = '00000000-0000-0000-0000-000000000000';
-  for (let start = 0; ; start += PAGE) {
+  const events: NewChangeEvent[] = [];
+  for (let start = 0; start < all.length; start += PAGE) {
     const page = all.slice(start, start + PAGE);
-    if (scope !== 'all' && !page.length) break;
-    const held = scope === 'all' ? nextIds(heldIds, after, PAGE) : page.filter((id) => inputFacts.has(id));
-    const statement = evaluation(orgId, scope, after, page, held);
+    // A metric that is an input of another and evaluated itself has its facts read once, with the inputs.
+    const statement = evaluation(orgId, { ids: page, held: page.filter((id) => inputFacts.has(id)) });
     const rows = await tx.$queryRawUnsafe<EvaluatedRow[]>(statement.sql, ...statement.parameters);
-    const states: unknown[] = [];
-    for (const row of rows) {
-      const stored = inputFacts.get(row.id)?.facts ?? trustPart.read(row);
-      const untrustedInputs = upstream.untrustedInputsOf(row.id);
-      const trust = trustVerdict({ ...stored, untrustedInputs }, policy, now);
-      const previous = row.prev_verdict;
-      const announced =
-        previous === null ||
-        previous !== trust.verdict ||
-        !sameReasons(row.prev_reasons ?? [], trust.reasons) ||
-        row.prev_preferred !== trust.preferredMetricId;
-      if (!announced && untrustedIdentity(stored.untrustedInputs) === untrustedIdentity(untrustedInputs)) continue;
-      states.push({
-        metric_id: row.id,
-        verdict: trust.verdict,
-        reasons: trust.reasons,
-        preferred_metric_id: trust.preferredMetricId,
-        untrusted_inputs: untrustedInputs,
-      });
-      if (previous === null || !announced) continue;
-      events.push({
-        type: 'metric.trust_changed',
-        metric: { id: row.id, key: row.key, name: row.name, lifecycleStatus: row.lifecycle_status },
-        detail: {
-          from: { verdict: previous, reasons: row.prev_reasons ?? [] },
-          to: trustState(trust),
-          preferred_metric_id: trust.preferredMetricId,
-        },
-      });
-    }
-    if (states.length) {
-      await tx.$executeRawUnsafe(
-        `INSERT INTO metric_trust_state (metric_id, verdict, reasons, preferred_metric_id, untrusted_inputs, evaluated_at)
-         SELECT s.metric_id, s.verdict, s.reasons, s.preferred_metric_id, s.untrusted_inputs, $2::timestamptz
-         FROM jsonb_populate_recordset(NULL::metric_trust_state, $1::jsonb) AS s
-         ON CONFLICT (metric_id) DO UPDATE SET verdict = EXCLUDED.verdict, reasons = EXCLUDED.reasons,
-           preferred_metric_id = EXCLUDED.preferred_metric_id, untrusted_inputs = EXCLUDED.untrusted_inputs,
-           evaluated_at = EXCLUDED.evaluated_at`,
-        JSON.stringify(states),
-        now,
-      );
-    }
-    if (scope === 'all') {
-      const last = rows.at(-1);
-      if (!last || rows.length < PAGE) break;
-      after = last.id;
-    }
+    events.push(...(await announce(tx, rows, inputFacts, upstream, policy, now)).events);
   }
   await tx.$executeRawUnsafe('SET LOCAL enable_seqscan = on');
   return events;
+}
+
+/** What the evaluation of one page of every metric did. */
+export interface PageTransitions {
+  events: NewChangeEvent[];
+  /** the metrics whose state it stored: the next pass evaluates those built on them; none ends the evaluation */
+  written: string[];
+  /** the page's last metric id (where the next page starts); null past the last page */
+  last: string | null;
+}
+
+/**
+ * One page of {@link everyMetricTransitions}: a {@link WalkPage} of metrics, each with its inputs
+ * from other pages as they were last announced (verdict, reasons and list of untrusted inputs) rather
+ * than worked out again upstream, so that its memory and its reads are a page's whatever the registry's
+ * size: one statement with the page's verdict facts, one of its edges, one of its inputs' states.
+ */
+async function pageTransitions(
+  tx: Tx,
+  orgId: string,
+  page: WalkPage,
+  policy: TrustPolicy,
+  now: Date,
+): Promise<PageTransitions> {
+  // As in trustTransitions: by index, whatever the statistics say of tables just written.
+  await tx.$executeRawUnsafe('SET LOCAL enable_seqscan = off');
+  const statement = evaluation(orgId, page);
+  const rows = await tx.$queryRawUnsafe<EvaluatedRow[]>(statement.sql, ...statement.parameters);
+  const inPage = new Set(rows.map((row) => row.id));
+  const graph = await readInputGraph(tx, [...inPage], { direct: true });
+  const announced = await readAnnounced(
+    tx,
+    inputsIn(graph).filter((id) => !inPage.has(id)),
+  );
+  await tx.$executeRawUnsafe('SET LOCAL enable_seqscan = on');
+  if (!rows.length) return { events: [], written: [], last: null };
+  // The page's own metrics may be inputs of each other: worked out here, with the facts just read.
+  const inputFacts = new Map(rows.map((row) => [row.id, { key: row.key, facts: trustPart.read(row) }]));
+  const upstream = new UpstreamTrust(graph, inputFacts, policy, now, announced);
+  const { events, written } = await announce(tx, rows, inputFacts, upstream, policy, now);
+  return { events, written, last: rows.length < page.pageSize ? null : (rows.at(-1) as EvaluatedRow).id };
+}
+
+/**
+ * Every metric of the organization evaluated (the sweep, a new trust policy, a fixture load), a page
+ * at a time in bounded memory: a first pass over every metric, then passes over the metrics built on
+ * those whose state the pass before stored (nothing else can move: the facts are the same), until one
+ * stores nothing. `runPage` runs a page's evaluation: in a transaction of its own (the sweep, so that
+ * applies take turns with it) or in the caller's, and records its events. `pageSize`: metrics a page
+ * (tests take small pages).
+ */
+export async function everyMetricTransitions(
+  orgId: string,
+  policy: TrustPolicy,
+  now: Date,
+  runPage: (evaluate: (tx: Tx) => Promise<PageTransitions>) => Promise<PageTransitions>,
+  { pageSize = PAGE } = {},
+): Promise<void> {
+  // undefined: every metric (the first pass); then the dependents of a page of the metrics written.
+  let walks: (readonly string[] | undefined)[] = [undefined];
+  for (let pass = 0; pass < MAX_PASSES && walks.length; pass++) {
+    const written: string[] = [];
+    for (const inputsOf of walks) {
+      let after: string | null = BEFORE_FIRST_ID;
+      while (after !== null) {
+        const from: string = after;
+        const page = await runPage((tx) =>
+          pageTransitions(tx, orgId, { after: from, pageSize, inputsOf }, policy, now),
+        );
+        written.push(...page.written);
+        after = page.last;
+      }
+    }
+    walks = [];
+    for (let start = 0; start < written.length; start += pageSize) walks.push(written.slice(start, start + pageSize));
+  }
 }

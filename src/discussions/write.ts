@@ -86,7 +86,7 @@ export async function inDiscussionTransaction<T>(
     const objected = [...new Set(changes.filter((change) => change.objections).map((change) => change.metricId))];
     if (objected.length) {
       const affected = await metricsAffectedBy(tx, objected);
-      events.push(...(await trustTransitions(tx, call.orgId, { ids: affected }, call.trust, now)));
+      events.push(...(await trustTransitions(tx, call.orgId, affected, call.trust, now)));
     }
     await recordEvents(tx, call.orgId, events, now);
     return value;

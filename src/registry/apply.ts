@@ -18,8 +18,9 @@
  * every verdict of the organization again.
  */
 import { setTimeout } from 'node:timers/promises';
+import type { NewChangeEvent } from '../changes/event.js';
 import { recordEvents } from '../changes/record.js';
-import { metricsAffectedBy, trustTransitions } from '../changes/trust-transitions.js';
+import { everyMetricTransitions, metricsAffectedBy, trustTransitions } from '../changes/trust-transitions.js';
 import { type BulkRow, chunks, column, insertRows, rowJson } from '../db/bulk-write.js';
 import { lockRegistry } from '../db/registry-lock.js';
 import type { Prisma, PrismaClient } from '../generated/prisma/client.js';
@@ -178,8 +179,17 @@ async function writeWithEvents(
   const affectedAfter = await metricsAffectedBy(tx, [...added, ...changed]);
   const gone = new Set(writes.removed);
   const candidates = [...new Set([...affectedBefore, ...affectedAfter])].filter((id) => !gone.has(id));
-  const scope = writes.trustPolicy ? 'all' : { ids: candidates };
-  const transitions = await trustTransitions(tx, plan.orgId, scope, options.trust, options.now);
+  const transitions: NewChangeEvent[] = [];
+  if (writes.trustPolicy) {
+    // A new trust policy can move any verdict: every metric, in this apply's transaction.
+    await everyMetricTransitions(plan.orgId, options.trust, options.now, async (evaluate) => {
+      const page = await evaluate(tx);
+      transitions.push(...page.events);
+      return page;
+    });
+  } else {
+    transitions.push(...(await trustTransitions(tx, plan.orgId, candidates, options.trust, options.now)));
+  }
   return recordEvents(tx, plan.orgId, [...applyEvents(plan, details, removed), ...transitions], options.now);
 }
 

@@ -147,7 +147,7 @@ export async function recordValidations(
     const evidenceOf = [...new Set(stored.map((result) => result.metric_id))];
     // The metrics built on them too: a failed (or no longer failed) input moves their verdicts.
     const affected = await metricsAffectedBy(tx, evidenceOf);
-    const transitions = await trustTransitions(tx, orgId, { ids: affected }, options.trust, now);
+    const transitions = await trustTransitions(tx, orgId, affected, options.trust, now);
     const events = await recordEvents(tx, orgId, [...validated, ...transitions], now);
     const storedKeys = new Set(stored.map((result) => (byId.get(result.metric_id) as { key: string }).key));
     return { recorded: stored.length, duplicates: rows.length - stored.length, events, skipped, storedKeys };
