@@ -6,7 +6,7 @@
  */
 import type pg from 'pg';
 import { generateApiKey, generateSessionToken, hashSecret, keyPrefix } from '../src/auth/secrets.js';
-import { everyMetricTransitions } from '../src/changes/trust-transitions.js';
+import { trustTransitions } from '../src/changes/trust-transitions.js';
 import { openDatabase } from '../src/db/client.js';
 import { DEFAULT_STALE_VALIDATION_DAYS } from '../src/metric/trust.js';
 
@@ -235,10 +235,12 @@ async function announceVerdicts(databaseUrl: string, orgIds: string[]): Promise<
     const policy = { staleValidationDays: DEFAULT_STALE_VALIDATION_DAYS };
     const now = new Date();
     for (const orgId of orgIds) {
-      // A page a transaction, as the sweep does.
-      await everyMetricTransitions(orgId, policy, now, (evaluate) =>
-        database.prisma.$transaction((tx) => evaluate(tx), { timeout: 600_000, maxWait: 60_000 }),
-      );
+      // Every metric is new: worked out together, as the fixture loader does (src/fixtures/load.ts).
+      const ids = (await database.prisma.metric.findMany({ where: { orgId }, select: { id: true } })).map((m) => m.id);
+      await database.prisma.$transaction((tx) => trustTransitions(tx, orgId, ids, policy, now), {
+        timeout: 600_000,
+        maxWait: 60_000,
+      });
     }
   } finally {
     await database.close();

@@ -285,7 +285,7 @@ async function pageTransitions(
 }
 
 /**
- * Every metric of the organization evaluated (the sweep, a new trust policy, a fixture load), a page
+ * Every metric of the organization evaluated (the sweep, a new trust policy), a page
  * at a time in bounded memory: a first pass over every metric, then passes over the metrics built on
  * those whose state the pass before stored (nothing else can move: the facts are the same), until one
  * stores nothing. `runPage` runs a page's evaluation: in a transaction of its own (the sweep, so that
@@ -299,22 +299,18 @@ export async function everyMetricTransitions(
   runPage: (evaluate: (tx: Tx) => Promise<PageTransitions>) => Promise<PageTransitions>,
   { pageSize = PAGE } = {},
 ): Promise<void> {
-  // undefined: every metric (the first pass); then the dependents of a page of the metrics written.
-  let walks: (readonly string[] | undefined)[] = [undefined];
-  for (let pass = 0; pass < MAX_PASSES && walks.length; pass++) {
+  // undefined: every metric (the first pass); then the metrics built on those the pass before wrote.
+  let inputsOf: readonly string[] | undefined;
+  for (let pass = 0; pass < MAX_PASSES; pass++) {
     const written: string[] = [];
-    for (const inputsOf of walks) {
-      let after: string | null = BEFORE_FIRST_ID;
-      while (after !== null) {
-        const from: string = after;
-        const page = await runPage((tx) =>
-          pageTransitions(tx, orgId, { after: from, pageSize, inputsOf }, policy, now),
-        );
-        written.push(...page.written);
-        after = page.last;
-      }
+    let after: string | null = BEFORE_FIRST_ID;
+    while (after !== null) {
+      const walk = { after, pageSize, inputsOf };
+      const page = await runPage((tx) => pageTransitions(tx, orgId, walk, policy, now));
+      written.push(...page.written);
+      after = page.last;
     }
-    walks = [];
-    for (let start = 0; start < written.length; start += pageSize) walks.push(written.slice(start, start + pageSize));
+    if (!written.length) return;
+    inputsOf = written;
   }
 }

@@ -12,7 +12,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type SeedResult, seed } from '../../bench/seed.js';
-import { everyMetricTransitions } from '../../src/changes/trust-transitions.js';
+import { trustTransitions } from '../../src/changes/trust-transitions.js';
 import { recordStatements } from '../../src/db/query-stats.js';
 import { buildTestInstance } from '../helpers/app.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
@@ -52,8 +52,10 @@ describe.skipIf(lacks(POSTGRES))(`the trust filter's plans at ${METRICS.toLocale
     }
     // The seed writes metrics with SQL: their verdicts are announced as the sweep would.
     for (const orgId of [bench.orgId, bench.otherOrgId]) {
-      await everyMetricTransitions(orgId, { staleValidationDays: 30 }, new Date(), (evaluate) =>
-        database.prisma.$transaction((tx) => evaluate(tx), { timeout: 120_000 }),
+      const ids = (await database.prisma.metric.findMany({ where: { orgId }, select: { id: true } })).map((m) => m.id);
+      await database.prisma.$transaction(
+        (tx) => trustTransitions(tx, orgId, ids, { staleValidationDays: 30 }, new Date()),
+        { timeout: 120_000 },
       );
     }
     client = new pg.Client({ connectionString: database.target.url });
