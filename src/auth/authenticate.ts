@@ -9,7 +9,6 @@ import type { Principal } from '../context.js';
 import { db, type Query, ShapeCache } from '../db/kysely.js';
 import { POINT_READ, type SqlReader } from '../db/sql.js';
 import { type ErrorResponse, errors } from '../errors.js';
-import type { PrismaClient } from '../generated/prisma/client.js';
 import type { Role } from '../generated/prisma/enums.js';
 import { type RequestedScope, scopeSatisfied, scopesSatisfying } from './scopes.js';
 import { API_KEY_PATTERN, hashSecret } from './secrets.js';
@@ -217,6 +216,77 @@ export interface PageViewerFacts {
 }
 
 /**
+ * A session with its user and each of the user's memberships, by the hash
+ * of its token: one row per membership (a user without any: one row, its
+ * membership columns null). On the SQL reader, prepared once, as the key
+ * lookup: every page and every signed-in JSON request runs it.
+ */
+const sessionLookupQuery = ({ tokenHash }: { tokenHash: string }) =>
+  db
+    .selectFrom('session as s')
+    .innerJoin('appUser as u', 'u.id', 's.userId')
+    .leftJoin('membership as m', 'm.userId', 's.userId')
+    .leftJoin('organization as o', 'o.id', 'm.orgId')
+    .select([
+      's.id as sessionId',
+      's.userId as userId',
+      's.orgId as activeOrgId',
+      's.expiresAt as expiresAt',
+      'u.email as email',
+      'u.displayName as displayName',
+      'm.role as role',
+      'o.id as orgId',
+      'o.slug as orgSlug',
+      'o.name as orgName',
+      'o.plan as orgPlan',
+      'o.pricingState as orgPricingState',
+      'o.fiscalCalendarStartMonth as orgFiscalMonth',
+      'o.summaryDailyCap as orgSummaryCap',
+      rawSql<string | null>`o.metrics_version::text`.as('orgMetricsVersion'),
+    ])
+    .where('s.tokenHash', '=', tokenHash);
+
+const sessionLookup = new ShapeCache<{ tokenHash: string }>();
+
+type SessionRow = Awaited<ReturnType<ReturnType<typeof sessionLookupQuery>['executeTakeFirstOrThrow']>>;
+
+/** The membership columns of a session row (null only for a user who is a member of none). */
+type MemberColumns = 'role' | 'orgId' | 'orgSlug' | 'orgName' | 'orgPlan' | 'orgPricingState' | 'orgFiscalMonth';
+
+/** A session row with a membership and its organization. */
+type MemberRow = SessionRow & { [K in MemberColumns | 'orgMetricsVersion']: NonNullable<SessionRow[K]> };
+
+/** The rows of a session that has not expired (none: no such session, or an expired one). */
+async function sessionRows(sql: SqlReader, token: string): Promise<SessionRow[]> {
+  const rows = await sql.query(
+    sessionLookup.statement('session', { tokenHash: hashSecret(token) }, sessionLookupQuery),
+    POINT_READ,
+  );
+  const first = rows[0];
+  return first && first.expiresAt.getTime() > Date.now() ? rows : [];
+}
+
+const memberships = (rows: SessionRow[]) => rows.filter((row): row is MemberRow => row.orgId !== null);
+
+/** A session's principal in the organization of `row`. */
+function sessionPrincipal(row: MemberRow): Principal {
+  return {
+    kind: 'session',
+    userId: row.userId,
+    role: row.role,
+    org: {
+      id: row.orgId,
+      slug: row.orgSlug,
+      plan: row.orgPlan,
+      pricingState: row.orgPricingState,
+      fiscalCalendarStartMonth: row.orgFiscalMonth,
+      summaryDailyCap: row.orgSummaryCap,
+      metricsVersion: row.orgMetricsVersion,
+    },
+  };
+}
+
+/**
  * A signed-in session reading the pages of the organization `orgSlug` (the
  * first segment of a page's path). The session names a user; the page's
  * organization is the one in its URL, among the user's memberships, so that
@@ -226,74 +296,36 @@ export interface PageViewerFacts {
  * organization, so that a page says nothing of who exists.
  */
 export async function authenticatePageSession(
-  prisma: PrismaClient,
+  sql: SqlReader,
   token: string | undefined,
   orgSlug: string,
 ): Promise<AuthResult & { read?: PageViewerFacts }> {
   if (!token) return { ok: false, error: errors.notSignedIn };
-  const session = await prisma.session.findUnique({
-    where: { tokenHash: hashSecret(token) },
-    select: {
-      id: true,
-      userId: true,
-      expiresAt: true,
-      user: {
-        select: {
-          email: true,
-          displayName: true,
-          memberships: { select: { role: true, organization: { select: { ...organizationSelect, name: true } } } },
-        },
-      },
-    },
-  });
-  if (!session || session.expiresAt.getTime() <= Date.now()) return { ok: false, error: errors.notSignedIn };
-  const memberships = session.user.memberships;
-  const here = memberships.find((m) => m.organization.slug === orgSlug);
+  const rows = await sessionRows(sql, token);
+  const [session] = rows;
+  if (!session) return { ok: false, error: errors.notSignedIn };
+  const member = memberships(rows);
+  const here = member.find((m) => m.orgSlug === orgSlug);
   if (!here) return { ok: false, error: errors.notFound };
-  const { name, ...org } = here.organization;
   return {
     ok: true,
-    principal: {
-      kind: 'session',
-      userId: session.userId,
-      role: here.role,
-      org: { ...org, metricsVersion: String(org.metricsVersion) },
-    },
+    principal: sessionPrincipal(here),
     read: {
-      sessionId: session.id,
-      email: session.user.email,
-      displayName: session.user.displayName,
-      orgName: name,
-      organizations: memberships
-        .map((m) => ({ slug: m.organization.slug, name: m.organization.name, role: m.role }))
+      sessionId: session.sessionId,
+      email: session.email,
+      displayName: session.displayName,
+      orgName: here.orgName,
+      organizations: member
+        .map((m) => ({ slug: m.orgSlug, name: m.orgName, role: m.role }))
         .sort((a, b) => a.name.localeCompare(b.name)),
     },
   };
 }
 
 /** A signed-in session (cookie `session=<token>`) whose user belongs to its active organization. */
-export async function authenticateSession(prisma: PrismaClient, token: string | undefined): Promise<AuthResult> {
+export async function authenticateSession(sql: SqlReader, token: string | undefined): Promise<AuthResult> {
   if (!token) return { ok: false, error: errors.notSignedIn };
-  const session = await prisma.session.findUnique({
-    where: { tokenHash: hashSecret(token) },
-    select: {
-      userId: true,
-      orgId: true,
-      expiresAt: true,
-      organization: { select: organizationSelect },
-      user: { select: { memberships: { select: { orgId: true, role: true } } } },
-    },
-  });
-  if (!session || session.expiresAt.getTime() <= Date.now()) return { ok: false, error: errors.notSignedIn };
-  const membership = session.user.memberships.find((m) => m.orgId === session.orgId);
-  if (!membership) return { ok: false, error: errors.notSignedIn };
-  return {
-    ok: true,
-    principal: {
-      kind: 'session',
-      userId: session.userId,
-      role: membership.role,
-      org: { ...session.organization, metricsVersion: String(session.organization.metricsVersion) },
-    },
-  };
+  const active = memberships(await sessionRows(sql, token)).find((m) => m.orgId === m.activeOrgId);
+  if (!active) return { ok: false, error: errors.notSignedIn };
+  return { ok: true, principal: sessionPrincipal(active) };
 }

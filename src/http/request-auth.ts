@@ -264,7 +264,7 @@ function bearer<T>(
 
 const session = (deps: AccessDeps, token: string | undefined): Credentials<never> => ({
   subject: null,
-  authenticate: () => authenticateSession(deps.prisma, token),
+  authenticate: () => authenticateSession(deps.sql, token),
 });
 
 /** Bearer API key with the requested scope, within its rate limit; throws HttpError otherwise. */
@@ -328,7 +328,7 @@ export async function admitPageSession(
   const token = sessionCookie(request);
   const credentials: Credentials<PageViewerFacts> = {
     subject: null,
-    authenticate: () => authenticatePageSession(deps.prisma, token, orgSlug),
+    authenticate: () => authenticatePageSession(deps.sql, token, orgSlug),
   };
   const { principal, read } = await admit(deps, request, reply, credentials);
   if (principal.kind !== 'session' || !read) throw new Error('page admission without a session');

@@ -26,7 +26,7 @@ export async function rootRoute(app: FastifyInstance, { access }: { access: Acce
     reply.header('Vary', 'Accept, Cookie');
     if ((request.headers.accept ?? '').includes('text/html')) {
       const token = sessionCookie(request);
-      const session = token ? await authenticateSession(access.prisma, token) : null;
+      const session = token ? await authenticateSession(access.sql, token) : null;
       if (session?.ok) {
         reply.header('Cache-Control', 'no-store');
         return reply.redirect(`/${encodeURIComponent(session.principal.org.slug)}`, 302);

@@ -277,8 +277,8 @@ describe('one-time links', () => {
     const session = cookieValue(cookieOf(used, 'session'));
     expect(await homeOf(session)).toBe(`/${alpha.slug}`);
     // What every page of beta admits it with (src/http/pages/page-kit.ts): not found, as if beta did not exist.
-    expect((await authenticatePageSession(t.database.prisma, session, beta.slug)).ok).toBe(false);
-    expect(await authenticatePageSession(t.database.prisma, session, beta.slug)).toMatchObject({
+    expect((await authenticatePageSession(t.database.sql, session, beta.slug)).ok).toBe(false);
+    expect(await authenticatePageSession(t.database.sql, session, beta.slug)).toMatchObject({
       error: errors.notFound,
     });
   });
