@@ -72,7 +72,10 @@ const COMMANDS: Record<string, Command> = {
     positionals: 1,
     async run({ positionals: [file = ''], prisma, deps }) {
       // The parsed file is not kept in a variable: once checked, a large file's JSON is garbage.
-      const summary = await loadFixture(await prisma(), await readJson(file), { trust: trustPolicy(deps) });
+      const summary = await loadFixture(await prisma(), await readJson(file), {
+        trust: trustPolicy(deps),
+        consume: true,
+      });
       deps.out(`Loaded ${file}:`);
       for (const [key, label] of SUMMARY_LABELS) {
         const reused =

@@ -8,6 +8,7 @@
  * statement leaves.
  */
 import { Prisma } from '../generated/prisma/client.js';
+import { withLargeParameter } from './large-parameters.js';
 
 /** Rows a statement carries at most: one JSON parameter of about a megabyte. */
 export const BULK_CHUNK = 1000;
@@ -41,28 +42,51 @@ export function rowJson(rows: readonly BulkRow[]): string {
 }
 
 /**
+ * Runs `sql`, whose `$1` is `json` (rows of {@link rowJson}): the value goes
+ * to the driver past Prisma's client (src/db/large-parameters.ts).
+ */
+export function bulkStatement(tx: Tx, sql: string, json: string): Promise<number> {
+  return withLargeParameter(json, (parameter) => tx.$executeRawUnsafe(sql, parameter));
+}
+
+/**
  * Inserts rows (Prisma create inputs of the table's model, all with the
- * fields of the first) in one statement per chunk. Columns the rows leave
- * out take their database default; a field Prisma fills in itself (an
- * `@default(uuid())` id) must be given.
+ * fields of the first) in one statement per chunk, and says how many.
+ * Columns the rows leave out take their database default; a field Prisma
+ * fills in itself (an `@default(uuid())` id) must be given. `rows` is read
+ * a chunk at a time: a generator's rows are made just before their
+ * statement (the fixture loader's), not all held at once.
  */
 export async function insertRows(
   tx: Tx,
   table: string,
-  rows: readonly BulkRow[],
+  rows: Iterable<BulkRow>,
   run: StatementRunner = unpaced,
-): Promise<void> {
-  const [first] = rows;
-  if (!first) return;
-  const columns = Object.keys(first)
-    .map((field) => `"${column(field)}"`)
-    .join(', ');
-  for (const chunk of chunks(rows)) {
+): Promise<number> {
+  let columns = '';
+  let chunk: BulkRow[] = [];
+  let count = 0;
+  const flush = async () => {
+    const json = rowJson(chunk);
+    count += chunk.length;
+    chunk = [];
     await run(() =>
-      tx.$executeRawUnsafe(
+      bulkStatement(
+        tx,
         `INSERT INTO "${table}" (${columns}) SELECT ${columns} FROM jsonb_populate_recordset(NULL::"${table}", $1::jsonb)`,
-        rowJson(chunk),
+        json,
       ),
     );
+  };
+  for (const row of rows) {
+    if (!columns) {
+      columns = Object.keys(row)
+        .map((field) => `"${column(field)}"`)
+        .join(', ');
+    }
+    chunk.push(row);
+    if (chunk.length === BULK_CHUNK) await flush();
   }
+  if (chunk.length > 0) await flush();
+  return count;
 }

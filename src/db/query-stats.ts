@@ -14,6 +14,7 @@ import type {
   SqlQueryable,
   Transaction,
 } from '@prisma/driver-adapter-utils';
+import { sendingLargeParameters } from './large-parameters.js';
 
 export interface QueryStats {
   queries: number;
@@ -74,8 +75,8 @@ function counted<Q extends SqlQueryable>(queryable: Q): Q {
   const queryRaw = queryable.queryRaw.bind(queryable);
   const executeRaw = queryable.executeRaw.bind(queryable);
   return Object.assign(queryable, {
-    queryRaw: (query: SqlQuery) => countStatement(query, () => queryRaw(query)),
-    executeRaw: (query: SqlQuery) => countStatement(query, () => executeRaw(query)),
+    queryRaw: (query: SqlQuery) => countStatement(query, () => sendingLargeParameters(query, queryRaw)),
+    executeRaw: (query: SqlQuery) => countStatement(query, () => sendingLargeParameters(query, executeRaw)),
   });
 }
 

@@ -21,7 +21,7 @@ import { setTimeout } from 'node:timers/promises';
 import type { NewChangeEvent } from '../changes/event.js';
 import { recordEvents } from '../changes/record.js';
 import { everyMetricTransitions, metricsAffectedBy, trustTransitions } from '../changes/trust-transitions.js';
-import { type BulkRow, chunks, column, insertRows, rowJson } from '../db/bulk-write.js';
+import { type BulkRow, bulkStatement, chunks, column, insertRows, rowJson } from '../db/bulk-write.js';
 import { lockRegistry } from '../db/registry-lock.js';
 import type { Prisma, PrismaClient } from '../generated/prisma/client.js';
 import type { TrustPolicy } from '../metric/trust.js';
@@ -95,7 +95,8 @@ async function updateMetrics(tx: Tx, rows: readonly BulkRow[]): Promise<void> {
   const columns = fields.map((field) => `"${column(field)}"`);
   for (const chunk of chunks(rows)) {
     await paced(() =>
-      tx.$executeRawUnsafe(
+      bulkStatement(
+        tx,
         `UPDATE "metric" AS m SET (${columns.join(', ')}) = (${columns.map((c) => `r.${c}`).join(', ')})
        FROM jsonb_populate_recordset(NULL::"metric", $1::jsonb) AS r WHERE m."id" = r."id"`,
         rowJson(chunk),
