@@ -2,13 +2,14 @@
  * npm run bench -- [--metrics 10000] [--connections 32] [--duration 10] [--rounds 3]
  *                  [--routes list,list-304,search,search-cold,search-written,detail,detail-304,contract,graphql]
  *                  [--quick] [--keep] [--profile <route>] [--apply-metrics 10000 | --skip-apply] [--skip-changes]
- *                  [--queue-metrics 2000 | --skip-queue]
+ *                  [--queue-metrics 2000 | --skip-queue] [--tenants 1000]
  *
  * Builds the service (`npm run build`), creates bench_<timestamp> on BENCH_DATABASE_URL's server,
  * migrates and seeds it, starts the service (compiled, as in production: dist/server.js), the
  * floor (bench/floor.ts) and, for the GraphQL dashboard, PostGraphile (bench/postgraphile.ts) as
  * child processes, checks that they answer the same, then loads them in turn (A B A B ..., A B C
- * for graphql), then runs the apply scenario (bench/apply.ts), the lineage apply scenario
+ * for graphql), then the tenants scenario (bench/tenants.ts: 1,000 organizations of 100 metrics, read
+ * by each one's key in turn), the apply scenario (bench/apply.ts), the lineage apply scenario
  * (bench/lineage-apply.ts: deprecating a metric with 1,000 transitive dependents), the queued-applies scenario
  * (bench/queued-applies.ts: another organization's reads beside 10 concurrent applies) and the change-feed scenario with three
  * instances (bench/changes.ts), and writes bench/results/<date>.json.
@@ -41,6 +42,7 @@ import { type ProfileSummary, summarizeProfile } from './profile.js';
 import { runQueuedAppliesScenario } from './queued-applies.js';
 import { buildReport, median, printReport, type RouteResults } from './report.js';
 import { seed } from './seed.js';
+import { runTenantsScenario } from './tenants.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -57,6 +59,7 @@ const { values: args } = parseArgs({
     'skip-changes': { type: 'boolean', default: false },
     'queue-metrics': { type: 'string', default: '2000' },
     'skip-queue': { type: 'boolean', default: false },
+    tenants: { type: 'string', default: '1000' },
   },
 });
 
@@ -64,6 +67,7 @@ const metrics = Number(args.metrics);
 const connections = Number(args.connections);
 const duration = args.quick ? 3 : Number(args.duration);
 const rounds = args.quick ? 1 : Number(args.rounds);
+const tenantCount = Number(args.tenants);
 const routes = args.routes.split(',').map((r) => r.trim()) as RouteName[];
 for (const route of routes) if (!ALL_ROUTES.includes(route)) throw new Error(`unknown route ${route}`);
 const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
@@ -197,20 +201,18 @@ async function main() {
       target === peers.postgraphile
         ? postgraphileDashboard(data.orgId)
         : (requests.get(route) ?? routeRequest(route, data));
-    const load = async (target: Started, route: RouteName, seconds: number) => {
-      const request = requestFor(target, route);
+    const loadRequest = async (target: Started, request: RouteRequest, seconds: number, clients = connections) => {
       const cpuBefore = cpuMs(target.pid);
-      // A page is measured as one person reads it (one connection at a time): its p99 is the time the
-      // service takes to answer it, not a queue behind 32 connections of API traffic.
-      const result = await runLoad(target.base, request, data.apiKey, {
-        connections: route.startsWith('page-') ? 1 : connections,
-        duration: seconds,
-      });
+      const result = await runLoad(target.base, request, data.apiKey, { connections: clients, duration: seconds });
       // Read before settle(): the server's CPU during the run, over the requests it completed.
       const cpu = cpuMs(target.pid) - cpuBefore;
       await settle();
       return { ...result, cpuMsPerRequest: result.requests > 0 && cpu > 0 ? cpu / result.requests : null };
     };
+    // A page is measured as one person reads it (one connection at a time): its p99 is the time the
+    // service takes to answer it, not a queue behind 32 connections of API traffic.
+    const load = (target: Started, route: RouteName, seconds: number) =>
+      loadRequest(target, requestFor(target, route), seconds, route.startsWith('page-') ? 1 : connections);
     const peersFor = (route: RouteName) =>
       peersOf(route).flatMap((peer) => (peers[peer] ? [[peer, peers[peer]] as const] : []));
 
@@ -273,6 +275,18 @@ async function main() {
       );
       await local.stop();
     }
+    const tenants =
+      tenantCount > 0 && peers.floor
+        ? await runTenantsScenario(service, peers.floor, {
+            count: tenantCount,
+            databaseUrl,
+            rounds,
+            warmup,
+            duration,
+            load: loadRequest,
+            log,
+          })
+        : null;
     const hwmMb = Number(memoryMb(service.pid).hwm.toFixed(1));
     await service.stop();
 
@@ -380,6 +394,7 @@ async function main() {
       },
       ...report,
       listTrust,
+      tenants,
       apply,
       lineageApply,
       queuedApplies,

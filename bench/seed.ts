@@ -111,7 +111,7 @@ function pick(words: readonly string[], i: string, multiplier: number): string {
  */
 const MEASURE = `(${sqlArray(MEASURES)})[1 + ((i::bigint * 104729 + (i - 1) / 10000) % ${MEASURES.length})]`;
 
-async function insertMetrics(db: pg.Pool, orgSeed: string, orgId: string, count: number): Promise<void> {
+export async function insertMetrics(db: pg.Pool, orgSeed: string, orgId: string, count: number): Promise<void> {
   const name = `concat_ws(' ', ${pick(PREFIXES, 'i', 7919)}, ${MEASURE}, nullif(${pick(SEGMENTS, 'i', 1299709)}, ''))`;
   const lifecycle = `(ARRAY['DRAFT','VALIDATED','CANDIDATE','APPROVED','RELEASED','RELEASED','RELEASED','DEPRECATED'])[1 + i % 8]::"LifecycleStatus"`;
   await db.query(
@@ -229,7 +229,7 @@ async function insertInputs(db: pg.Pool, orgSeed: string, count: number): Promis
  * the list's `trust` filter reads them, and the writers' untrusted inputs are part of every verdict
  * read. Every metric is new, so no event is recorded.
  */
-async function announceVerdicts(databaseUrl: string, orgIds: string[]): Promise<void> {
+export async function announceVerdicts(databaseUrl: string, orgIds: string[]): Promise<void> {
   const database = await openDatabase({ kind: 'postgres', url: databaseUrl }, { poolSize: 1 });
   try {
     const policy = { staleValidationDays: DEFAULT_STALE_VALIDATION_DAYS };
