@@ -18,7 +18,7 @@ const STATEMENT_TARGETS: Partial<Record<RouteName, number>> = {
   graphql: 8,
 };
 /** A target's figures on a route: medians over rounds. */
-interface TargetFigures {
+export interface TargetFigures {
   rps: number;
   p50: number;
   p99: number;
@@ -63,6 +63,28 @@ function cpuPerRequest(rs: LoadResult[]): number | null {
 
 const round2 = (x: number | null) => (x === null ? null : Math.round(x * 100) / 100);
 
+/** A target's medians over rounds (and its statements per request, when counted). */
+export function summary(rs: LoadResult[], counts: number[] = []): TargetFigures {
+  return {
+    rps: Math.round(median(rs.map((r) => r.rps))),
+    p50: median(rs.map((r) => r.p50)),
+    p99: median(rs.map((r) => r.p99)),
+    cpuMsPerRequest: cpuPerRequest(rs),
+    // The median: the service's first request of a minute also carries the key's last_used_at write (see README).
+    statements: counts.length ? median(counts) : null,
+    statementsSeen: counts,
+    errors: rs.reduce((n, r) => n + r.non2xx + r.errors, 0),
+  };
+}
+
+/** The service's figures over the peer's, round by round (the same number of rounds, each complete), medians. */
+export function ratios(service: LoadResult[], peer: LoadResult[]) {
+  return {
+    throughputRatio: round2(median(service.map((s, i) => s.rps / peer[i]!.rps))),
+    p99Ratio: round2(median(service.map((s, i) => s.p99 / Math.max(peer[i]!.p99, 1)))),
+  };
+}
+
 /** Routes judged against the floor: service throughput >= 0.8 x and p99 <= 1.5 x the floor's (the read-path targets). */
 const FLOOR_TARGET_ROUTES: RouteName[] = ['list', 'search', 'search-cold', 'detail', 'contract'];
 
@@ -84,16 +106,6 @@ export function buildReport(
     const routeResults = results[route];
     if (!routeResults) continue;
     const { service } = routeResults;
-    const summary = (rs: LoadResult[], counts: number[]): TargetFigures => ({
-      rps: Math.round(median(rs.map((r) => r.rps))),
-      p50: median(rs.map((r) => r.p50)),
-      p99: median(rs.map((r) => r.p99)),
-      cpuMsPerRequest: cpuPerRequest(rs),
-      // The median: the service's first request of a minute also carries the key's last_used_at write (see README).
-      statements: counts.length ? median(counts) : null,
-      statementsSeen: counts,
-      errors: rs.reduce((n, r) => n + r.non2xx + r.errors, 0),
-    });
     // A run that completed no request measures nothing: no ratio, every target not met.
     const measured = service.length > 0 && service.every((r) => r.requests > 0);
     const peer = (name: PeerName): PeerFigures | null => {
@@ -102,8 +114,7 @@ export function buildReport(
       const complete = rs.length === service.length && rs.every((f) => f.requests > 0);
       return {
         ...summary(rs, peerStatements[name][route] ?? []),
-        throughputRatio: complete ? round2(median(service.map((s, i) => s.rps / rs[i]!.rps))) : null,
-        p99Ratio: complete ? round2(median(service.map((s, i) => s.p99 / Math.max(rs[i]!.p99, 1)))) : null,
+        ...(complete ? ratios(service, rs) : { throughputRatio: null, p99Ratio: null }),
       };
     };
     const floor = peer('floor');

@@ -13,7 +13,7 @@ import pg from 'pg';
 import { generateApiKey, hashSecret, keyPrefix } from '../src/auth/secrets.js';
 import type { LoadResult, RouteRequest } from './load.js';
 import { type Started, withPeakRss } from './processes.js';
-import { median } from './report.js';
+import { ratios, summary, type TargetFigures } from './report.js';
 import { announceVerdicts, insertMetrics } from './seed.js';
 
 export const TENANT_METRICS = 100;
@@ -102,23 +102,8 @@ export interface TenantsOptions {
   log(message: string): void;
 }
 
-interface TenantsRoute {
-  service: { rps: number; p50: number; p99: number; cpuMsPerRequest: number | null; non2xx: number; errors: number };
-  floor: { rps: number; p50: number; p99: number; cpuMsPerRequest: number | null; non2xx: number; errors: number };
-  throughputRatio: number;
-  p99Ratio: number;
-}
-
-const medianOf = (runs: Loaded[]) => ({
-  rps: Math.round(median(runs.map((r) => r.rps))),
-  p50: median(runs.map((r) => r.p50)),
-  p99: median(runs.map((r) => r.p99)),
-  cpuMsPerRequest: runs.every((r) => r.cpuMsPerRequest !== null)
-    ? Number(median(runs.map((r) => r.cpuMsPerRequest as number)).toFixed(2))
-    : null,
-  non2xx: runs.reduce((sum, r) => sum + r.non2xx, 0),
-  errors: runs.reduce((sum, r) => sum + r.errors, 0),
-});
+/** A route's medians on each side, and the service's over the floor's. */
+type TenantsRoute = { service: TargetFigures; floor: TargetFigures } & ReturnType<typeof ratios>;
 
 /** Seeds the tenants and loads the service and the floor with them, alternating; the medians over rounds. */
 export async function runTenantsScenario(service: Started, floor: Started, options: TenantsOptions) {
@@ -141,25 +126,14 @@ export async function runTenantsScenario(service: Started, floor: Started, optio
       runs.service.push(result);
       runs.floor.push(await options.load(floor, request, options.duration));
     }
-    const ratio = (of: (run: Loaded) => number) =>
-      Number(median(runs.service.map((s, i) => of(s) / of(runs.floor[i] as Loaded))).toFixed(2));
-    const summary: TenantsRoute = {
-      service: medianOf(runs.service),
-      floor: medianOf(runs.floor),
-      throughputRatio: ratio((run) => run.rps),
-      p99Ratio: ratio((run) => run.p99),
-    };
-    routes[route] = summary;
+    const figures = { service: summary(runs.service), floor: summary(runs.floor), ...ratios(runs.service, runs.floor) };
+    routes[route] = figures;
     options.log(
-      `tenants ${route}: service ${summary.service.rps} rps p99 ${summary.service.p99} ms (CPU ${summary.service.cpuMsPerRequest} ms) | ` +
-        `floor ${summary.floor.rps} rps p99 ${summary.floor.p99} ms (CPU ${summary.floor.cpuMsPerRequest} ms): ` +
-        `${summary.throughputRatio}x, p99 ${summary.p99Ratio}x` +
-        [summary.service, summary.floor]
-          .map((side, i) =>
-            side.non2xx || side.errors
-              ? ` (${i ? 'floor' : 'service'} non-2xx ${side.non2xx}, errors ${side.errors})`
-              : '',
-          )
+      `tenants ${route}: service ${figures.service.rps} rps p99 ${figures.service.p99} ms (CPU ${figures.service.cpuMsPerRequest} ms) | ` +
+        `floor ${figures.floor.rps} rps p99 ${figures.floor.p99} ms (CPU ${figures.floor.cpuMsPerRequest} ms): ` +
+        `${figures.throughputRatio}x, p99 ${figures.p99Ratio}x` +
+        [figures.service, figures.floor]
+          .map((side, i) => (side.errors ? ` (${i ? 'floor' : 'service'}: ${side.errors} non-2xx or errors)` : ''))
           .join(''),
     );
   }
