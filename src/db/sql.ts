@@ -7,7 +7,8 @@
  * ({@link preparedReader}): the server parses and plans it once per pooled
  * connection, not on every request. The detail statement took 2.2 to 4.6 ms
  * to plan on each request before (bind in the server's log); prepared, a warm
- * connection skips that. PGlite runs the statements through the driver
+ * connection skips that, and asks for the rows' description once per
+ * connection too (src/db/described-query.ts). PGlite runs the statements through the driver
  * adapter ({@link sqlReader}). Behind a transaction pooler
  * (DATABASE_POOL_MODE=transaction) a connection's next statement may run on
  * another server connection, which never saw the prepared one: there the
@@ -28,6 +29,7 @@ import {
   type SqlResultSet,
 } from '@prisma/driver-adapter-utils';
 import pg from 'pg';
+import { queryDescribedOnce } from './described-query.js';
 import type { Statement } from './kysely.js';
 import { countStatement } from './query-stats.js';
 
@@ -209,7 +211,7 @@ export function preparedReader(pool: pg.Pool, options: { unnamed?: boolean } = {
     const socket = socketOf(client);
     socket.cork();
     const runs = batch.map(({ name, text, values, resolve, reject }) =>
-      client.query({ name, text, values, types: prismaTypes }).then(resolve, (error: unknown) => {
+      queryDescribedOnce(client, { name, text, values, types: prismaTypes }).then(resolve, (error: unknown) => {
         failure ??= error;
         reject(error);
       }),
