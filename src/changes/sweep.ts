@@ -7,7 +7,15 @@
  * interval (its `swept_at`, taken with SKIP LOCKED), then swept in a
  * transaction of its own under the registry lock, so it takes turns with
  * applies and validations; an instance that dies mid-sweep leaves the
- * organization to the next interval.
+ * organization to the next interval. An instance claims one organization,
+ * sweeps it, then claims the next: the instances share a sweep of many
+ * organizations, and an organization is claimed when its sweep begins, so a
+ * sweep of many that outlasts the interval does not leave the last ones
+ * claimed long before they are swept (and claimable again by another
+ * instance meanwhile). Only one organization's own sweep outlasting 0.9 of
+ * the interval can still be claimed again while it runs; its pages then take
+ * turns under the registry lock, and the second pass finds the verdicts the
+ * first stored.
  */
 import { lockRegistry } from '../db/registry-lock.js';
 import type { Prisma, PrismaClient } from '../generated/prisma/client.js';
@@ -32,17 +40,17 @@ export interface SweepOutcome {
   changed: string[];
 }
 
-/** Claims the organizations not swept within the interval: this instance sweeps them now. */
-async function claimOrganizations(prisma: PrismaClient, now: Date, intervalMs: number): Promise<string[]> {
-  await prisma.$executeRaw`INSERT INTO change_feed (org_id) SELECT id FROM organization ON CONFLICT (org_id) DO NOTHING`;
-  // A little less than the interval: an instance's timer drifts, and a claim must not wait a whole interval more.
-  const due = new Date(now.getTime() - intervalMs * 0.9);
-  const rows = await prisma.$queryRaw<{ org_id: string }[]>`
-    UPDATE change_feed SET swept_at = ${now}
-    WHERE org_id IN (SELECT org_id FROM change_feed WHERE swept_at IS NULL OR swept_at <= ${due}
-                     FOR UPDATE SKIP LOCKED)
+/**
+ * Claims one organization last swept at `due` or before (the longest unswept first), as swept at
+ * `claimedAt`: this instance sweeps it now. Null: none is due.
+ */
+async function claimOrganization(prisma: PrismaClient, due: Date, claimedAt: Date): Promise<string | null> {
+  const [row] = await prisma.$queryRaw<{ org_id: string }[]>`
+    UPDATE change_feed SET swept_at = ${claimedAt}
+    WHERE org_id = (SELECT org_id FROM change_feed WHERE swept_at IS NULL OR swept_at <= ${due}
+                    ORDER BY swept_at NULLS FIRST, org_id LIMIT 1 FOR UPDATE SKIP LOCKED)
     RETURNING org_id::text AS org_id`;
-  return rows.map((row) => row.org_id);
+  return row?.org_id ?? null;
 }
 
 /** A transaction of the sweep: under the registry lock, so that it takes turns with applies and validations. */
@@ -92,17 +100,34 @@ async function forgetExpiredSignIns(prisma: PrismaClient, now: Date): Promise<vo
   await prisma.$executeRaw`DELETE FROM login_link WHERE expires_at < ${now}`;
 }
 
-/** One sweep of every organization due, at `now`. */
-export async function sweepOnce(prisma: PrismaClient, options: SweepOptions, now = new Date()): Promise<SweepOutcome> {
+/**
+ * One sweep of every organization due, at `now`, one claimed at a time; `going` is asked before each
+ * claim (false: the instance is stopping, and leaves the rest to the others).
+ */
+export async function sweepOnce(
+  prisma: PrismaClient,
+  options: SweepOptions,
+  now = new Date(),
+  going: () => boolean = () => true,
+): Promise<SweepOutcome> {
   await forgetExpiredSignIns(prisma, now);
-  const organizations = await claimOrganizations(prisma, now, options.intervalMs);
-  const outcome: SweepOutcome = { organizations: organizations.length, events: 0, changed: [] };
-  for (const orgId of organizations) {
+  await prisma.$executeRaw`INSERT INTO change_feed (org_id) SELECT id FROM organization ON CONFLICT (org_id) DO NOTHING`;
+  const outcome: SweepOutcome = { organizations: 0, events: 0, changed: [] };
+  // Due: not swept within a little less than the interval before this pass (an instance's timer
+  // drifts, and a claim must not wait a whole interval more). What this pass claims is not due again
+  // within it, however long it takes.
+  const due = new Date(now.getTime() - options.intervalMs * 0.9);
+  const started = performance.now();
+  for (;;) {
+    // Claimed as of when its sweep begins: `now` and the time this pass has taken so far.
+    const claimedAt = new Date(now.getTime() + (performance.now() - started));
+    const orgId = going() ? await claimOrganization(prisma, due, claimedAt) : null;
+    if (orgId === null) return outcome;
+    outcome.organizations += 1;
     const recorded = await sweepOrganization(prisma, orgId, options, now);
     outcome.events += recorded;
     if (recorded) outcome.changed.push(orgId);
   }
-  return outcome;
 }
 
 interface Logger {
@@ -121,7 +146,7 @@ export function startSweeper(
   const tick = () => {
     // A sweep slower than the interval is not overlapped by the next.
     if (running || stopped) return;
-    running = sweepOnce(prisma, options)
+    running = sweepOnce(prisma, options, new Date(), () => !stopped)
       .then((outcome) => outcome.changed.forEach(onEvents))
       .catch((error: unknown) => logger.warn({ err: (error as Error).message }, 'trust sweep failed'))
       .finally(() => {

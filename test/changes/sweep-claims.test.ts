@@ -1,0 +1,105 @@
+/**
+ * Instances share a sweep (src/changes/sweep.ts): each claims one
+ * organization at a time, so while one instance is held up sweeping an
+ * organization, another sweeps the rest, and none is swept twice in an
+ * interval. PostgreSQL only: two instances need two pools and a lock held
+ * from a third connection.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createOrganization } from '../../src/admin/organization.js';
+import { type SweepOptions, sweepOnce } from '../../src/changes/sweep.js';
+import { type Database, openDatabase } from '../../src/db/client.js';
+import { lockRegistry } from '../../src/db/registry-lock.js';
+import { createTestTarget } from '../helpers/database.js';
+import { lacks, POSTGRES } from '../helpers/needs.js';
+
+const OPTIONS: SweepOptions = { intervalMs: 60_000, retentionDays: 30, trust: { staleValidationDays: 30 } };
+
+/** `check` polled until true; fails after `ms`. */
+async function until(check: () => Promise<boolean>, ms: number, what: string): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe.skipIf(lacks(POSTGRES))('instances sharing a sweep (PostgreSQL)', () => {
+  const opened: Database[] = [];
+  let drop: () => Promise<void>;
+  let first: Database;
+  let second: Database;
+  let holder: Database;
+
+  beforeAll(async () => {
+    const created = await createTestTarget();
+    drop = created.drop;
+    for (let i = 0; i < 3; i++) opened.push(await openDatabase(created.target, { poolSize: 2 }));
+    [first, second, holder] = opened as [Database, Database, Database];
+  });
+
+  afterAll(async () => {
+    for (const database of opened) await database.close();
+    await drop?.();
+  });
+
+  it('one instance held up on an organization leaves the others to another instance, and none is swept twice', async () => {
+    const slugs = ['claims-a', 'claims-b', 'claims-c', 'claims-d'];
+    for (const slug of slugs) await createOrganization(first.prisma, { slug, name: slug });
+    const ids = (await first.prisma.organization.findMany({ select: { id: true } })).map((org) => org.id);
+    expect(ids).toHaveLength(4);
+    // The longest unswept goes first, then the lowest id: none was ever swept, so the lowest id.
+    const [firstClaimed] = [...ids].sort();
+    if (!firstClaimed) throw new Error('no organization');
+
+    // An apply of the first organization holds its registry lock: its sweep waits for it.
+    let release = () => {};
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let locked = () => {};
+    const lockTaken = new Promise<void>((resolve) => {
+      locked = resolve;
+    });
+    const holding = holder.prisma.$transaction(
+      async (tx) => {
+        await lockRegistry(tx, firstClaimed);
+        locked();
+        await released;
+      },
+      { timeout: 60_000 },
+    );
+    await lockTaken;
+
+    const held = sweepOnce(first.prisma, OPTIONS);
+    const sweptAt = async (orgId: string) =>
+      (await second.prisma.changeFeed.findUnique({ where: { orgId }, select: { sweptAt: true } }))?.sweptAt ?? null;
+    await until(
+      async () => (await sweptAt(firstClaimed)) !== null,
+      10_000,
+      'the first instance claims an organization',
+    );
+
+    // The first instance waits on its one claim; the second sweeps the other three meanwhile.
+    const other = await sweepOnce(second.prisma, OPTIONS);
+    expect(other.organizations).toBe(3);
+    for (const id of ids) expect(await sweptAt(id)).not.toBeNull();
+
+    release();
+    await holding;
+    expect((await held).organizations).toBe(1);
+    // Every organization was swept in this interval: a third pass claims none.
+    expect((await sweepOnce(second.prisma, OPTIONS)).organizations).toBe(0);
+  });
+
+  it('a stopping instance claims no more', async () => {
+    const later = new Date(Date.now() + 2 * OPTIONS.intervalMs);
+    expect((await sweepOnce(first.prisma, OPTIONS, later, () => false)).organizations).toBe(0);
+    expect((await sweepOnce(second.prisma, OPTIONS, later)).organizations).toBe(4);
+  });
+
+  it('a pass longer than the interval sweeps each organization once, then ends', async () => {
+    const later = new Date(Date.now() + 4 * OPTIONS.intervalMs);
+    expect((await sweepOnce(first.prisma, { ...OPTIONS, intervalMs: 1 }, later)).organizations).toBe(4);
+  });
+});
