@@ -54,7 +54,8 @@ const QueryBase = pg.Query as unknown as new (
   callback: (error: Error | undefined, result: pg.QueryResult) => void,
 ) => pg.Query & { prepare(connection: Connection): void; handleRowDescription(message: object): void };
 
-const prepareValue = (pg as unknown as { utils: { prepareValue(value: unknown): unknown } }).utils.prepareValue;
+/** node-postgres's own encoding of a parameter (`utils.prepareValue`, which its types do not declare). */
+export const prepareValue = (pg as unknown as { utils: { prepareValue(value: unknown): unknown } }).utils.prepareValue;
 
 const shapes = new WeakMap<Connection, Map<string, RowShape>>();
 

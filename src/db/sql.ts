@@ -29,7 +29,7 @@ import {
   type SqlResultSet,
 } from '@prisma/driver-adapter-utils';
 import pg from 'pg';
-import { queryDescribedOnce } from './described-query.js';
+import { prepareValue, queryDescribedOnce } from './described-query.js';
 import type { Statement } from './kysely.js';
 import { countStatement } from './query-stats.js';
 
@@ -143,15 +143,6 @@ interface Waiting {
 export const MAX_BATCH = 16;
 
 /**
- * node-postgres's own encoding of a parameter (`utils.prepareValue`, which
- * its types do not declare). A batch encodes each statement's parameters
- * before it sends any: a value node-postgres cannot encode fails at Bind,
- * after its Parse went out, and the Close it then sends would drop the
- * prepared statement under the rest of the batch.
- */
-const encode = (pg as unknown as { utils: { prepareValue(value: unknown): unknown } }).utils.prepareValue;
-
-/**
  * The socket under a pooled client: node-postgres gives no public handle
  * to it, but a batch corks it so that its statements leave in one write.
  */
@@ -256,8 +247,11 @@ export function preparedReader(pool: pg.Pool, options: { unnamed?: boolean } = {
         query,
         () =>
           new Promise<pg.QueryResult>((resolve, reject) => {
-            // Throws, and so fails this statement alone, if a value cannot be encoded.
-            const encoded = values.map((value) => encode(value));
+            // A batch encodes each statement's parameters (as node-postgres would) before it sends
+            // any: a value that cannot be encoded would fail at Bind, after its Parse went out, and
+            // the Close then sent would drop the prepared statement under the rest of the batch.
+            // This throws instead, and so fails this statement alone.
+            const encoded = values.map((value) => prepareValue(value));
             if (waiting.length === 0) setImmediate(flush);
             const name = nameOf(text);
             waiting.push({

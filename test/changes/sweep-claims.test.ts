@@ -9,9 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOrganization } from '../../src/admin/organization.js';
 import { type SweepOptions, sweepOnce } from '../../src/changes/sweep.js';
 import { type Database, openDatabase } from '../../src/db/client.js';
-import { lockRegistry } from '../../src/db/registry-lock.js';
 import { createTestTarget } from '../helpers/database.js';
 import { lacks, POSTGRES } from '../helpers/needs.js';
+import { holdRegistryLock } from '../helpers/registry-lock.js';
 
 const OPTIONS: SweepOptions = { intervalMs: 60_000, retentionDays: 30, trust: { staleValidationDays: 30 } };
 
@@ -53,23 +53,7 @@ describe.skipIf(lacks(POSTGRES))('instances sharing a sweep (PostgreSQL)', () =>
     if (!firstClaimed) throw new Error('no organization');
 
     // An apply of the first organization holds its registry lock: its sweep waits for it.
-    let release = () => {};
-    const released = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let locked = () => {};
-    const lockTaken = new Promise<void>((resolve) => {
-      locked = resolve;
-    });
-    const holding = holder.prisma.$transaction(
-      async (tx) => {
-        await lockRegistry(tx, firstClaimed);
-        locked();
-        await released;
-      },
-      { timeout: 60_000 },
-    );
-    await lockTaken;
+    const release = await holdRegistryLock(holder.prisma, firstClaimed, 'registry:apply');
 
     const held = sweepOnce(first.prisma, OPTIONS);
     const sweptAt = async (orgId: string) =>
@@ -85,8 +69,7 @@ describe.skipIf(lacks(POSTGRES))('instances sharing a sweep (PostgreSQL)', () =>
     expect(other.organizations).toBe(3);
     for (const id of ids) expect(await sweptAt(id)).not.toBeNull();
 
-    release();
-    await holding;
+    await release();
     expect((await held).organizations).toBe(1);
     // Every organization was swept in this interval: a third pass claims none.
     expect((await sweepOnce(second.prisma, OPTIONS)).organizations).toBe(0);

@@ -8,9 +8,9 @@
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { lockRegistry, registryWriterTurn } from '../../src/db/registry-lock.js';
 import { buildTestInstance, startTestApp, type TestApp } from '../helpers/app.js';
 import { usingPostgres } from '../helpers/database.js';
+import { holdRegistryLock } from '../helpers/registry-lock.js';
 import { type DocMetric, doc, docMetric, HOST, newTeamOrg, type RegistryDoc, type TeamOrg } from './support.js';
 
 const pad = (n: number) => String(n).padStart(4, '0');
@@ -155,31 +155,8 @@ describe.skipIf(!usingPostgres)('a writer that may wait no longer', () => {
   });
   afterAll(() => impatient?.close());
 
-  /** Holds the organization's lock as another instance's apply would, until `release` is called. */
-  async function holdLock(orgId: string, label: string) {
-    let release = () => {};
-    const released = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let locked = () => {};
-    const holding = new Promise<void>((resolve) => {
-      locked = resolve;
-    });
-    const transaction = registryWriterTurn({ label, locked }, () =>
-      prisma().$transaction(
-        async (tx) => {
-          await lockRegistry(tx, orgId);
-          await released;
-        },
-        { timeout: 60_000 },
-      ),
-    );
-    await holding;
-    return async () => {
-      release();
-      await transaction;
-    };
-  }
+  /** Holds the organization's lock as another instance's apply would, until the returned release is called. */
+  const holdLock = (orgId: string, label: string) => holdRegistryLock(prisma(), orgId, label);
 
   it('gets 409 naming the apply in progress on another instance, its writer and start; the queue is bounded; nothing is written', async () => {
     const org = await newTeamOrg(prisma());
