@@ -6,6 +6,7 @@
  */
 import type pg from 'pg';
 import { generateApiKey, generateSessionToken, hashSecret, keyPrefix } from '../src/auth/secrets.js';
+import { markAllEvaluated } from '../src/changes/sweep.js';
 import { trustTransitions } from '../src/changes/trust-transitions.js';
 import { openDatabase } from '../src/db/client.js';
 import { DEFAULT_STALE_VALIDATION_DAYS } from '../src/metric/trust.js';
@@ -237,10 +238,14 @@ export async function announceVerdicts(databaseUrl: string, orgIds: string[]): P
     for (const orgId of orgIds) {
       // Every metric is new: worked out together, as the fixture loader does (src/fixtures/load.ts).
       const ids = (await database.prisma.metric.findMany({ where: { orgId }, select: { id: true } })).map((m) => m.id);
-      await database.prisma.$transaction((tx) => trustTransitions(tx, orgId, ids, policy, now), {
-        timeout: 600_000,
-        maxWait: 60_000,
-      });
+      await database.prisma.$transaction(
+        async (tx) => {
+          await trustTransitions(tx, orgId, ids, policy, now);
+          // As the loader does: the service's sweep then evaluates the metrics whose evidence goes stale.
+          await markAllEvaluated(tx, [orgId], policy.staleValidationDays);
+        },
+        { timeout: 600_000, maxWait: 60_000 },
+      );
     }
   } finally {
     await database.close();

@@ -12,17 +12,19 @@
  * organizations, and an organization is claimed when its sweep begins, so a
  * sweep of many that outlasts the interval does not leave the last ones
  * claimed long before they are swept (and claimable again by another
- * instance meanwhile). Only one organization's own sweep outlasting 0.9 of
- * the interval can still be claimed again while it runs; its pages then take
- * turns under the registry lock, and the second pass finds the verdicts the
- * first stored.
+ * instance meanwhile). Each page of an organization's sweep renews its claim,
+ * so an organization whose own sweep outlasts the interval is not claimed
+ * again while it runs (unless one page waits that long for the registry lock;
+ * the pages of the two sweeps then take turns under it, and the second finds
+ * the verdicts the first stored). Verdicts are evaluated where time can have
+ * moved them (see sweepOrganization), not all of them every interval.
  */
 import { lockRegistry } from '../db/registry-lock.js';
 import type { Prisma, PrismaClient } from '../generated/prisma/client.js';
 import type { TrustPolicy } from '../metric/trust.js';
 import { forgetOldUsage } from '../metric/usage.js';
 import { recordEvents } from './record.js';
-import { everyMetricTransitions } from './trust-transitions.js';
+import { everyMetricTransitions, metricsAffectedBy, trustTransitions } from './trust-transitions.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -63,18 +65,87 @@ const sweepTransaction = <T>(prisma: PrismaClient, orgId: string, work: (tx: Pri
     { timeout: 120_000, maxWait: 30_000 },
   );
 
-async function sweepOrganization(prisma: PrismaClient, orgId: string, options: SweepOptions, now: Date) {
-  // The verdicts a page at a time, each page in a transaction of its own with its events: an apply
-  // waits for a page, not for the whole registry.
-  let recorded = 0;
-  await everyMetricTransitions(orgId, options.trust, now, (evaluate) =>
+/**
+ * Records that every verdict of `orgIds` was evaluated under `staleDays` (their stale_at follow
+ * from it): the sweep then evaluates only the metrics whose evidence goes stale. A writer that
+ * announces every verdict of a new organization (the fixture loader) says so too.
+ */
+export async function markAllEvaluated(
+  tx: Prisma.TransactionClient,
+  orgIds: readonly string[],
+  staleDays: number,
+): Promise<void> {
+  await tx.$executeRaw`INSERT INTO change_feed (org_id, swept_stale_days) SELECT unnest(${orgIds}::uuid[]), ${staleDays}::float8
+    ON CONFLICT (org_id) DO UPDATE SET swept_stale_days = EXCLUDED.swept_stale_days`;
+}
+
+/** Metrics whose stale evidence, or lack of a verdict, a transaction of the sweep evaluates at most (each), with what is built on them. */
+const DUE_PAGE = 1000;
+
+/**
+ * The organization's metrics whose validation evidence became stale before `now` (their announced
+ * stale_at), and those without an announced verdict (written with SQL, outside the service).
+ */
+async function dueByNow(tx: Prisma.TransactionClient, orgId: string, now: Date): Promise<string[]> {
+  const rows = await tx.$queryRaw<{ id: string }[]>`
+    (SELECT s.metric_id::text AS id FROM metric_trust_state s JOIN metric m ON m.id = s.metric_id
+     WHERE s.stale_at < ${now} AND m.org_id = ${orgId}::uuid
+     ORDER BY s.stale_at, s.metric_id LIMIT ${DUE_PAGE})
+    UNION ALL
+    (SELECT m.id::text FROM metric m
+     WHERE m.org_id = ${orgId}::uuid AND NOT EXISTS (SELECT 1 FROM metric_trust_state s WHERE s.metric_id = m.id)
+     LIMIT ${DUE_PAGE})`;
+  return rows.map((row) => row.id);
+}
+
+/**
+ * Sweeps one organization's verdicts at `now`, each page of them in a transaction of its own with
+ * its events (an apply waits for a page, not for the whole registry), each renewing the claim to
+ * `clock()` (while its sweep runs, the organization is not due to another instance). Time moves a
+ * verdict in one way only, evidence becoming stale, and every writer evaluates what its writes can
+ * move: so the sweep evaluates the metrics whose announced stale_at has passed, and any without
+ * an announced verdict, with every metric built on them. Every metric is evaluated instead when the verdicts were last all evaluated under
+ * other stale-validation days than the sweep's (their stale_at follow from them), or never.
+ */
+async function sweepOrganization(
+  prisma: PrismaClient,
+  orgId: string,
+  options: SweepOptions,
+  now: Date,
+  clock: () => Date,
+) {
+  const page = <T>(work: (tx: Prisma.TransactionClient) => Promise<T>) =>
     sweepTransaction(prisma, orgId, async (tx) => {
-      const page = await evaluate(tx);
-      recorded += await recordEvents(tx, orgId, page.events, now);
-      return page;
-    }),
-  );
-  await sweepTransaction(prisma, orgId, async (tx) => {
+      await tx.$executeRaw`UPDATE change_feed SET swept_at = greatest(swept_at, ${clock()}) WHERE org_id = ${orgId}::uuid`;
+      return work(tx);
+    });
+  let recorded = 0;
+  const staleDays = options.trust.staleValidationDays;
+  const feed = await prisma.changeFeed.findUnique({ where: { orgId }, select: { sweptStaleDays: true } });
+  const everyMetric = feed?.sweptStaleDays !== staleDays;
+  if (everyMetric) {
+    await everyMetricTransitions(orgId, options.trust, now, (evaluate) =>
+      page(async (tx) => {
+        const evaluated = await evaluate(tx);
+        recorded += await recordEvents(tx, orgId, evaluated.events, now);
+        return evaluated;
+      }),
+    );
+  } else {
+    let previous: string | undefined;
+    for (let more = true; more; ) {
+      more = await page(async (tx) => {
+        const due = await dueByNow(tx, orgId, now);
+        // Each evaluated metric's stale_at is then null or after `now`: the same first one again is a fault.
+        if (due.length && due[0] === previous) throw new Error('the sweep did not move past stale evidence');
+        previous = due[0];
+        const events = await trustTransitions(tx, orgId, await metricsAffectedBy(tx, due), options.trust, now);
+        recorded += await recordEvents(tx, orgId, events, now);
+        return due.length >= DUE_PAGE;
+      });
+    }
+  }
+  await page(async (tx) => {
     const cutoff = new Date(now.getTime() - options.retentionDays * DAY_MS);
     // By number, not time: every event up to the newest expired one goes, so the kept ones follow
     // pruned_through without a gap.
@@ -87,6 +158,7 @@ async function sweepOrganization(prisma: PrismaClient, orgId: string, options: S
         WHERE org_id = ${orgId}::uuid AND (SELECT through FROM expired) IS NOT NULL`;
     await tx.$executeRaw`DELETE FROM removed_metric WHERE org_id = ${orgId}::uuid AND removed_at < ${cutoff}`;
     await forgetOldUsage(tx, orgId, now);
+    if (everyMetric) await markAllEvaluated(tx, [orgId], staleDays);
   });
   return recorded;
 }
@@ -118,13 +190,13 @@ export async function sweepOnce(
   // within it, however long it takes.
   const due = new Date(now.getTime() - options.intervalMs * 0.9);
   const started = performance.now();
+  // Claims are as of when a sweep begins (and renewed as it goes): `now` and the time this pass has taken so far.
+  const clock = () => new Date(now.getTime() + (performance.now() - started));
   for (;;) {
-    // Claimed as of when its sweep begins: `now` and the time this pass has taken so far.
-    const claimedAt = new Date(now.getTime() + (performance.now() - started));
-    const orgId = going() ? await claimOrganization(prisma, due, claimedAt) : null;
+    const orgId = going() ? await claimOrganization(prisma, due, clock()) : null;
     if (orgId === null) return outcome;
     outcome.organizations += 1;
-    const recorded = await sweepOrganization(prisma, orgId, options, now);
+    const recorded = await sweepOrganization(prisma, orgId, options, now, clock);
     outcome.events += recorded;
     if (recorded) outcome.changed.push(orgId);
   }

@@ -10,7 +10,14 @@
 import { sql } from 'kysely';
 import { compile } from '../db/kysely.js';
 import type { Prisma } from '../generated/prisma/client.js';
-import { type TrustPolicy, trustFactsJoin, trustPart, trustVerdict, type UntrustedInput } from '../metric/trust.js';
+import {
+  staleAtOf,
+  type TrustPolicy,
+  trustFactsJoin,
+  trustPart,
+  trustVerdict,
+  type UntrustedInput,
+} from '../metric/trust.js';
 import { type NewChangeEvent, trustState } from './event.js';
 import {
   type AnnouncedInput,
@@ -64,6 +71,7 @@ interface EvaluatedRow extends Record<string, unknown> {
   prev_verdict: string | null;
   prev_reasons: string[] | null;
   prev_preferred: string | null;
+  prev_stale_at: Date | string | null;
 }
 
 /** Where a walk of the organization's metrics by id starts: before the first. */
@@ -102,7 +110,7 @@ function evaluation(orgId: string, which: WalkPage | { ids: readonly string[]; h
   return compile(sql<EvaluatedRow>`
     SELECT m.id::text AS id, m.key, m.name, m.lifecycle_status::text AS lifecycle_status,
       s.verdict AS prev_verdict, s.reasons AS prev_reasons, s.preferred_metric_id::text AS prev_preferred,
-      ${trustPart.columns}
+      s.stale_at AS prev_stale_at, ${trustPart.columns}
     FROM metric m
     LEFT JOIN metric_trust_state s ON s.metric_id = m.id ${announced}
     ${trustFactsJoin(skip)}
@@ -113,6 +121,9 @@ function evaluation(orgId: string, which: WalkPage | { ids: readonly string[]; h
 
 const sameReasons = (a: readonly string[], b: readonly string[]) =>
   a.length === b.length && a.every((reason, i) => reason === b[i]);
+
+const sameTime = (stored: Date | string | null, at: Date | null) =>
+  (stored === null ? null : new Date(stored).getTime()) === (at === null ? null : at.getTime());
 
 /** The verdict facts of `ids`, by id, for the metrics that are inputs of those a writer evaluates. */
 async function readInputFacts(tx: Tx, orgId: string, ids: readonly string[]): Promise<Map<string, InputFacts>> {
@@ -174,13 +185,21 @@ async function announce(
       previous !== trust.verdict ||
       !sameReasons(row.prev_reasons ?? [], trust.reasons) ||
       row.prev_preferred !== trust.preferredMetricId;
-    if (!announced && untrustedIdentity(stored.untrustedInputs) === untrustedIdentity(untrustedInputs)) continue;
+    const staleAt = staleAtOf(stored, policy, now);
+    if (
+      !announced &&
+      untrustedIdentity(stored.untrustedInputs) === untrustedIdentity(untrustedInputs) &&
+      sameTime(row.prev_stale_at, staleAt)
+    ) {
+      continue;
+    }
     states.push({
       metric_id: row.id,
       verdict: trust.verdict,
       reasons: trust.reasons,
       preferred_metric_id: trust.preferredMetricId,
       untrusted_inputs: untrustedInputs,
+      stale_at: staleAt,
     });
     if (previous === null || !announced) continue;
     events.push({
@@ -195,12 +214,12 @@ async function announce(
   }
   if (states.length) {
     await tx.$executeRawUnsafe(
-      `INSERT INTO metric_trust_state (metric_id, verdict, reasons, preferred_metric_id, untrusted_inputs, evaluated_at)
-       SELECT s.metric_id, s.verdict, s.reasons, s.preferred_metric_id, s.untrusted_inputs, $2::timestamptz
+      `INSERT INTO metric_trust_state (metric_id, verdict, reasons, preferred_metric_id, untrusted_inputs, stale_at, evaluated_at)
+       SELECT s.metric_id, s.verdict, s.reasons, s.preferred_metric_id, s.untrusted_inputs, s.stale_at, $2::timestamptz
        FROM jsonb_populate_recordset(NULL::metric_trust_state, $1::jsonb) AS s
        ON CONFLICT (metric_id) DO UPDATE SET verdict = EXCLUDED.verdict, reasons = EXCLUDED.reasons,
          preferred_metric_id = EXCLUDED.preferred_metric_id, untrusted_inputs = EXCLUDED.untrusted_inputs,
-         evaluated_at = EXCLUDED.evaluated_at`,
+         stale_at = EXCLUDED.stale_at, evaluated_at = EXCLUDED.evaluated_at`,
       JSON.stringify(states),
       now,
     );

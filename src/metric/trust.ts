@@ -111,6 +111,17 @@ export const staleAfterDays = (facts: TrustFacts, policy: TrustPolicy): number =
 const escalated = (rule: TierRule | null, reason: TrustReason): boolean =>
   rule !== null && rule[reason as EscalatableReason] === 'do_not_use';
 
+/**
+ * When the metric's validation evidence becomes stale, the one way time moves a verdict (the sweep
+ * evaluates the metrics whose time has come, src/changes/sweep.ts): null when it was never
+ * validated or is stale at `now` already (as {@link trustVerdict} says: older than the days allow).
+ */
+export function staleAtOf(facts: TrustFacts, policy: TrustPolicy, now: Date): Date | null {
+  if (facts.lastValidatedAt === null) return null;
+  const at = facts.lastValidatedAt.getTime() + staleAfterDays(facts, policy) * DAY_MS;
+  return at < now.getTime() ? null : new Date(at);
+}
+
 export function trustVerdict(facts: TrustFacts, policy: TrustPolicy, now: Date): Trust {
   const found: TrustReason[] = [];
   if (facts.lifecycleStatus === 'DEPRECATED') found.push('deprecated');

@@ -81,8 +81,29 @@ describe.skipIf(lacks(POSTGRES))('instances sharing a sweep (PostgreSQL)', () =>
     expect((await sweepOnce(second.prisma, OPTIONS, later)).organizations).toBe(4);
   });
 
+  it("renews an organization's claim with each page of its sweep", async () => {
+    const [orgId] = (await first.prisma.organization.findMany({ select: { id: true }, orderBy: { id: 'asc' } })).map(
+      (org) => org.id,
+    );
+    if (!orgId) throw new Error('no organization');
+    const at = new Date(Date.now() + 6 * OPTIONS.intervalMs);
+    // Every other organization swept at `at` already: this one alone is due.
+    await first.prisma.changeFeed.updateMany({ where: { orgId: { not: orgId } }, data: { sweptAt: at } });
+    const release = await holdRegistryLock(holder.prisma, orgId, 'registry:apply');
+    const held = sweepOnce(first.prisma, OPTIONS, at);
+    const sweptAt = async () =>
+      (await second.prisma.changeFeed.findUnique({ where: { orgId }, select: { sweptAt: true } }))?.sweptAt?.getTime();
+    await until(async () => ((await sweptAt()) ?? 0) >= at.getTime(), 10_000, 'the organization is claimed');
+    const HELD_MS = 400;
+    await new Promise((resolve) => setTimeout(resolve, HELD_MS));
+    await release();
+    expect((await held).organizations).toBe(1);
+    // Its pages ran after the wait, and each set the claim to the pass's time then.
+    expect(((await sweptAt()) ?? 0) - at.getTime()).toBeGreaterThanOrEqual(HELD_MS);
+  });
+
   it('a pass longer than the interval sweeps each organization once, then ends', async () => {
-    const later = new Date(Date.now() + 4 * OPTIONS.intervalMs);
+    const later = new Date(Date.now() + 8 * OPTIONS.intervalMs);
     expect((await sweepOnce(first.prisma, { ...OPTIONS, intervalMs: 1 }, later)).organizations).toBe(4);
   });
 });

@@ -28,6 +28,7 @@ export interface RegistryDoc {
   organization: string;
   defaults?: Record<string, unknown>;
   metrics: DocMetric[];
+  trust_policy?: Record<string, unknown> | null;
 }
 
 /** The smallest valid metric of a document whose `defaults` give project and owner_team. */
