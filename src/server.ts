@@ -20,6 +20,7 @@ import { loadFixture } from './fixtures/load.js';
 import { createMetrics, startMetricsServer } from './http/metrics.js';
 import { serviceLinks } from './http/root.js';
 import { createKeyRateLimiter } from './limits/key-rate-limiter.js';
+import { redisTarget } from './redis.js';
 import { summaryConfigFromEnv } from './summaries/config.js';
 import { webhookSettingsFromEnv } from './webhooks/settings.js';
 
@@ -53,7 +54,11 @@ console.log(`Migrations: ${database.migrationLog}`);
 if (database.settingsNotice) console.warn(database.settingsNotice);
 // With replicas, reads go to them (src/db/read-routing.ts); read-your-writes marks are shared through Redis.
 const readRouting = database.replicas
-  ? new ReadRouting(database.sql, database.replicas, createWriteMarks({ redisUrl: env.REDIS_URL, logger }))
+  ? new ReadRouting(
+      database.sql,
+      database.replicas,
+      createWriteMarks({ redis: redisTarget(env.REDIS_URL, env.REDIS_CLUSTER_NODES), logger }),
+    )
   : undefined;
 const metrics = createMetrics();
 const rateLimiter = createKeyRateLimiter({

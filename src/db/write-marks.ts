@@ -5,11 +5,12 @@
  * replica only once that replica has replayed past the mark
  * (src/db/read-routing.ts).
  *
- * With REDIS_URL the mark is kept in Redis (`<prefix>:rw:<org>`), so every
- * instance knows of a write another one made; each instance also keeps the
- * marks of its own writes, which are what it has while Redis does not answer.
+ * With Redis (REDIS_URL or REDIS_CLUSTER_NODES) the mark is kept there
+ * (`<prefix>:rw:<org>`), so every instance knows of a write another one made;
+ * each instance also keeps the marks of its own writes, which are what it
+ * has while Redis does not answer.
  */
-import { Redis } from 'ioredis';
+import { connectRedis, type RedisTarget } from '../redis.js';
 
 /** How long an organization's reads wait for the replicas at most after its write. */
 export const WRITE_MARK_TTL_MS = 30_000;
@@ -28,7 +29,7 @@ interface Logger {
 }
 
 export interface WriteMarksOptions {
-  redisUrl?: string;
+  redis?: RedisTarget;
   /** isolates one deployment's (or test's) marks from another's in a shared Redis */
   keyPrefix?: string;
   logger: Logger;
@@ -54,32 +55,14 @@ export function createWriteMarks(options: WriteMarksOptions): WriteMarks {
     local.delete(orgId);
     return null;
   };
-  const redis = options.redisUrl
-    ? new Redis(options.redisUrl, {
-        // Fail fast while disconnected: a read then goes by this instance's own marks.
-        enableOfflineQueue: false,
-        maxRetriesPerRequest: 1,
-        connectTimeout: 2000,
-        // A frozen Redis (its connection open, nothing answering) must not hold a read or a write.
-        commandTimeout: 500,
-        retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
+  const redis = options.redis
+    ? connectRedis(options.redis, options.logger, {
+        outage: 'read-your-writes marks are this instance’s own',
+        recovery: 'read-your-writes marks shared through Redis',
       })
     : null;
-  let down = false;
-  const unreachable = (error: unknown) => {
-    if (down) return;
-    down = true;
-    options.logger.warn(
-      { err: error instanceof Error ? error.message : String(error) },
-      'Redis unreachable: read-your-writes marks are this instance’s own',
-    );
-  };
-  redis?.on('error', unreachable);
-  redis?.on('ready', () => {
-    if (!down) return;
-    down = false;
-    options.logger.info({}, 'Redis reachable again: read-your-writes marks shared through Redis');
-  });
+  // A command that fails (Redis down, or frozen past its command timeout) leaves the instance's own marks.
+  const unanswered = () => null;
 
   return {
     async note(orgId, lsn) {
@@ -90,15 +73,12 @@ export function createWriteMarks(options: WriteMarksOptions): WriteMarks {
       });
       // Expired marks of organizations that wrote once and never read again go with the next write.
       if (local.size > 10_000) for (const id of local.keys()) localMark(id);
-      await redis?.eval(NOTE_LATEST, 1, `${prefix}${orgId}`, encode(lsn), WRITE_MARK_TTL_MS).catch(unreachable);
+      await redis?.eval(NOTE_LATEST, 1, `${prefix}${orgId}`, encode(lsn), WRITE_MARK_TTL_MS).catch(unanswered);
     },
     async get(orgId) {
       const own = localMark(orgId);
       if (!redis) return own;
-      const shared = await redis.get(`${prefix}${orgId}`).catch((error: unknown) => {
-        unreachable(error);
-        return null;
-      });
+      const shared = await redis.get(`${prefix}${orgId}`).catch(unanswered);
       const mark = shared === null ? null : BigInt(`0x${shared}`);
       return own !== null && (mark === null || own > mark) ? own : mark;
     },

@@ -11,8 +11,8 @@
 import { Cluster, type Redis } from 'ioredis';
 import { type RateLimiterAbstract, RateLimiterMemory, RateLimiterRedis } from 'rate-limiter-flexible';
 import type { RedisClusterConfig } from '../env.js';
+import { connectRedis, type RedisClient, redisAnswers, redisTarget } from '../redis.js';
 import { spendPerSlot } from './cluster-spends.js';
-import { connectRedis, type RedisClient, redisAnswers } from './redis-connection.js';
 
 const WINDOW_SECONDS = 60;
 
@@ -110,10 +110,14 @@ declare module 'ioredis' {
 
 export function createKeyRateLimiter(options: RateLimiterOptions): KeyRateLimiter {
   const prefix = options.keyPrefix ?? 'mg:rl';
-  const target = options.redisCluster
-    ? { cluster: options.redisCluster }
-    : options.redisUrl && { url: options.redisUrl };
-  const redis = target ? connectRedis(target, options.logger, options.onRedisError) : null;
+  const target = redisTarget(options.redisUrl, options.redisCluster);
+  const redis = target
+    ? connectRedis(target, options.logger, {
+        outage: 'rate limits fall back to in-process windows',
+        recovery: 'rate limits shared through Redis',
+        onError: options.onRedisError,
+      })
+    : null;
   redis?.defineCommand('mgSpendEach', { lua: SPEND_EACH });
   const cluster = redis instanceof Cluster;
   /**

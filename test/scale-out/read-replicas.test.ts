@@ -15,7 +15,7 @@ import { hashSecret } from '../../src/auth/secrets.js';
 import { type Database, openDatabase } from '../../src/db/client.js';
 import { ReadRouting } from '../../src/db/read-routing.js';
 import type { SqlReader } from '../../src/db/sql.js';
-import { createWriteMarks } from '../../src/db/write-marks.js';
+import { createWriteMarks, type WriteMarksOptions } from '../../src/db/write-marks.js';
 import { loadFixture } from '../../src/fixtures/load.js';
 import { createMetrics } from '../../src/http/metrics.js';
 import { type AccessDeps, readsOf } from '../../src/http/request-auth.js';
@@ -73,7 +73,7 @@ describe.skipIf(skip)('read replicas', () => {
   /** An app instance reading from the replica (`maxLagMs`), with its own logger, metrics and marks. */
   async function instance(
     maxLagMs: number,
-    marks: { redisUrl?: string; keyPrefix?: string } = {},
+    marks: Omit<WriteMarksOptions, 'logger'> = {},
     statementTimeoutMs?: number,
   ) {
     const logs: LogLine[] = [];
@@ -295,7 +295,7 @@ describe.skipIf(skip)('read replicas', () => {
     const redisPort = await freePort();
     const redis = await startRedis(redisPort);
     closers.push(async () => void redis.kill());
-    const shared = { redisUrl: `redis://127.0.0.1:${redisPort}`, keyPrefix: `rw-test-${redisPort}` };
+    const shared = { redis: { url: `redis://127.0.0.1:${redisPort}` }, keyPrefix: `rw-test-${redisPort}` };
     const writer = await instance(60_000, shared);
     const reader = await instance(60_000, shared);
     const alone = await instance(60_000);

@@ -11,6 +11,7 @@ import calculateSlot from 'cluster-key-slot';
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createWriteMarks } from '../../src/db/write-marks.js';
 import { parseEnv } from '../../src/env.js';
 import { createMetrics } from '../../src/http/metrics.js';
 import { createKeyRateLimiter, type KeyRateLimiter } from '../../src/limits/key-rate-limiter.js';
@@ -240,6 +241,31 @@ describe.skipIf(skip)('rate limits on a Redis Cluster', () => {
     const statuses = responses.map((res) => res.statusCode);
     expect(statuses.filter((status) => status === 200)).toHaveLength(10);
     expect(statuses.filter((status) => status === 429)).toHaveLength(20);
+  });
+
+  it('shares read-your-writes marks between two instances through the cluster (src/db/write-marks.ts)', async () => {
+    const { REDIS_CLUSTER_NODES } = parseEnv({ REDIS_CLUSTER_NODES: cluster.seeds });
+    if (!REDIS_CLUSTER_NODES) throw new Error('no cluster nodes');
+    const options = { redis: { cluster: REDIS_CLUSTER_NODES }, keyPrefix: uniquePrefix(), logger: silentLogger };
+    const [writer, reader] = [createWriteMarks(options), createWriteMarks(options)];
+    try {
+      const orgId = randomBytes(8).toString('hex');
+      // Commands fail fast until a client is connected: noted again until the other instance reads it.
+      const deadline = Date.now() + 10_000;
+      while ((await reader.get(orgId)) !== 200n) {
+        if (Date.now() > deadline) throw new Error('the mark never reached the other instance');
+        await writer.note(orgId, 200n);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      // The later mark is kept whichever instance notes an earlier one.
+      await reader.note(orgId, 100n);
+      expect(await writer.get(orgId)).toBe(200n);
+      await reader.note(orgId, 300n);
+      expect(await writer.get(orgId)).toBe(300n);
+    } finally {
+      await writer.close();
+      await reader.close();
+    }
   });
 
   // A restart waits for the cluster to agree again (up to 20 s) and the client for its next slot refresh:

@@ -1,16 +1,33 @@
 /**
- * The rate limiter's connection to Redis: one server (REDIS_URL) or a Redis
- * Cluster (REDIS_CLUSTER_NODES, docs/redis-cluster.md). Either way it fails
- * fast while it is not ready, so that the in-process windows answer at once,
- * and reconnects by itself; an outage and the recovery are logged once each.
+ * A connection to Redis: one server (REDIS_URL) or a Redis Cluster
+ * (REDIS_CLUSTER_NODES, docs/redis-cluster.md), for the rate limits
+ * (src/limits/key-rate-limiter.ts) and the read-your-writes marks
+ * (src/db/write-marks.ts). Either way it fails fast while it is not ready, so
+ * that what each keeps in process answers at once, and reconnects by itself;
+ * an outage and the recovery are logged once each.
  */
 import { Cluster, Redis } from 'ioredis';
-import type { RedisClusterConfig } from '../env.js';
+import type { RedisClusterConfig } from './env.js';
 
 export type RedisClient = Redis | Cluster;
 
 /** One Redis by its URL, or the seed nodes of a cluster. */
 export type RedisTarget = { url: string } | { cluster: RedisClusterConfig };
+
+/** The Redis configured (REDIS_URL or REDIS_CLUSTER_NODES, never both); undefined: none. */
+export const redisTarget = (
+  url: string | undefined,
+  cluster: RedisClusterConfig | undefined,
+): RedisTarget | undefined => (cluster ? { cluster } : url ? { url } : undefined);
+
+/** What a user of the connection says of an outage and of the recovery, and hears of every error. */
+export interface RedisUse {
+  /** what falls back while Redis is unreachable ("rate limits fall back to in-process windows") */
+  outage: string;
+  /** what is shared again once it answers */
+  recovery: string;
+  onError?: () => void;
+}
 
 interface Logger {
   warn(object: object, message: string): void;
@@ -36,7 +53,7 @@ function createClient(target: RedisTarget): RedisClient {
   if ('url' in target) {
     return new Redis(target.url, {
       ...connectionOptions,
-      // Fail fast while disconnected, so the insurance limiter answers at once.
+      // Fail fast while disconnected, so that what is kept in process answers at once.
       enableOfflineQueue: false,
       // An admission is one command (spendEach); a pipeline a tick would cost an object a request.
       enableAutoPipelining: false,
@@ -61,15 +78,15 @@ function createClient(target: RedisTarget): RedisClient {
   });
 }
 
-/** A client of `target` whose every error is counted (`onError`) and whose outages are logged once each. */
-export function connectRedis(target: RedisTarget, logger: Logger, onError?: () => void): RedisClient {
+/** A client of `target` whose every error is counted (`use.onError`) and whose outages are logged once each. */
+export function connectRedis(target: RedisTarget, logger: Logger, use: RedisUse): RedisClient {
   const client = createClient(target);
   let down = false;
   const failed = (error: Error) => {
-    onError?.();
+    use.onError?.();
     if (down) return;
     down = true;
-    logger.warn({ err: error.message }, 'Redis unreachable: rate limits fall back to in-process windows');
+    logger.warn({ err: error.message }, `Redis unreachable: ${use.outage}`);
   };
   client.on('error', failed);
   // A cluster reports a node's connection errors apart from its own (slots it cannot refresh).
@@ -77,7 +94,7 @@ export function connectRedis(target: RedisTarget, logger: Logger, onError?: () =
   client.on('ready', () => {
     if (!down) return;
     down = false;
-    logger.info({}, 'Redis reachable again: rate limits shared through Redis');
+    logger.info({}, `Redis reachable again: ${use.recovery}`);
   });
   return client;
 }
