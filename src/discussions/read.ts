@@ -5,9 +5,25 @@
  * statements (the total, the page), and the first messages of every thread
  * on it one more.
  */
-import { Prisma } from '../generated/prisma/client.js';
+import { type RawBuilder, sql } from 'kysely';
+import { compile, type Statement } from '../db/kysely.js';
+import type { SqlReader } from '../db/sql.js';
+import type { Prisma } from '../generated/prisma/client.js';
 
-type Db = Pick<Prisma.TransactionClient, '$queryRaw'>;
+/**
+ * Where a read runs: the request's SQL reader (GraphQL, the pages: prepared statements, and a
+ * replica where the request may read one), or a writer's transaction (what a write returns).
+ */
+type Db = SqlReader | Pick<Prisma.TransactionClient, '$queryRawUnsafe'>;
+
+function rowsOf<R>(db: Db, statement: Statement<R>): Promise<R[]> {
+  return 'query' in db ? db.query(statement) : db.$queryRawUnsafe<R[]>(statement.sql, ...statement.parameters);
+}
+
+async function firstOf<R>(db: Db, query: RawBuilder<R>): Promise<R | null> {
+  const [row] = await rowsOf(db, compile(query));
+  return row ?? null;
+}
 
 /** Who wrote, resolved, raised or decided something: a user by display name, or a bot's service token by name. */
 export interface DiscussionAuthor {
@@ -71,67 +87,76 @@ export interface Page<T> {
 }
 
 /** A user's or a token's reference, as one JSON value (null when neither). */
-function author(userColumn: string, tokenColumn: string | null): Prisma.Sql {
-  const user = Prisma.raw(userColumn);
+function author(userColumn: string, tokenColumn: string | null): RawBuilder<unknown> {
+  const user = sql.raw(userColumn);
   const byToken = tokenColumn
-    ? Prisma.sql`WHEN ${Prisma.raw(tokenColumn)} IS NOT NULL THEN json_build_object('kind', 'service_token',
-        'id', ${Prisma.raw(tokenColumn)},
-        'displayName', (SELECT st.name FROM service_token st WHERE st.id = ${Prisma.raw(tokenColumn)}))`
-    : Prisma.empty;
-  return Prisma.sql`CASE WHEN ${user} IS NOT NULL THEN json_build_object('kind', 'user', 'id', ${user},
+    ? sql`WHEN ${sql.raw(tokenColumn)} IS NOT NULL THEN json_build_object('kind', 'service_token',
+        'id', ${sql.raw(tokenColumn)},
+        'displayName', (SELECT st.name FROM service_token st WHERE st.id = ${sql.raw(tokenColumn)}))`
+    : sql``;
+  return sql`CASE WHEN ${user} IS NOT NULL THEN json_build_object('kind', 'user', 'id', ${user},
         'displayName', (SELECT u.display_name FROM app_user u WHERE u.id = ${user}))
       ${byToken} END`;
 }
 
-const threadColumns = Prisma.sql`
+const threadColumns = sql`
   t.id::text AS id, t.metric_id::text AS "metricId", t.intent, t.title,
   t.resolution_status::text AS "resolutionStatus", t.created_at AS "createdAt",
   ${author('t.author_user_id', 't.author_token_id')} AS author,
   t.resolved_at AS "resolvedAt", ${author('t.resolved_by_user_id', 't.resolved_by_token_id')} AS "resolvedBy",
   (SELECT count(*)::int FROM message c WHERE c.thread_id = t.id) AS "messageCount"`;
 
-const messageColumns = Prisma.sql`
+const messageColumns = sql`
   g.id::text AS id, g.thread_id::text AS "threadId", g.metric_id::text AS "metricId", t.intent,
   ${author('g.author_user_id', 'g.author_token_id')} AS author,
   CASE WHEN g.deleted_at IS NULL THEN g.body END AS body,
   g.created_at AS "createdAt", g.edited_at AS "editedAt", g.deleted_at AS "deletedAt",
   g.pinned_at AS "pinnedAt", ${author('g.pinned_by_user_id', null)} AS "pinnedBy"`;
 
-const challengeColumns = Prisma.sql`
+const challengeColumns = sql`
   c.id::text AS id, c.metric_id::text AS "metricId", c.status::text AS status, c.reason,
   ${author('c.raised_by_user_id', 'c.raised_by_token_id')} AS "raisedBy", c.created_at AS "createdAt",
   c.decision::text AS decision, c.decision_reason AS "decisionReason",
   ${author('c.decided_by_user_id', null)} AS "decidedBy", c.decided_at AS "decidedAt"`;
 
 /** A thread of the organization; null when there is none with this id. */
-export async function readThread(db: Db, orgId: string, threadId: string): Promise<ThreadRow | null> {
-  const [row] = await db.$queryRaw<ThreadRow[]>`
-    SELECT ${threadColumns} FROM thread t JOIN metric m ON m.id = t.metric_id
-    WHERE t.id = ${threadId}::uuid AND m.org_id = ${orgId}::uuid`;
-  return row ?? null;
+export function readThread(db: Db, orgId: string, threadId: string): Promise<ThreadRow | null> {
+  return firstOf(
+    db,
+    sql<ThreadRow>`
+      SELECT ${threadColumns} FROM thread t JOIN metric m ON m.id = t.metric_id
+      WHERE t.id = ${threadId}::uuid AND m.org_id = ${orgId}::uuid`,
+  );
 }
 
 /** A message of the organization; null when there is none with this id. */
-export async function readMessage(db: Db, orgId: string, messageId: string): Promise<MessageRow | null> {
-  const [row] = await db.$queryRaw<MessageRow[]>`
-    SELECT ${messageColumns} FROM message g JOIN thread t ON t.id = g.thread_id JOIN metric m ON m.id = g.metric_id
-    WHERE g.id = ${messageId}::uuid AND m.org_id = ${orgId}::uuid`;
-  return row ?? null;
+export function readMessage(db: Db, orgId: string, messageId: string): Promise<MessageRow | null> {
+  return firstOf(
+    db,
+    sql<MessageRow>`
+      SELECT ${messageColumns} FROM message g JOIN thread t ON t.id = g.thread_id JOIN metric m ON m.id = g.metric_id
+      WHERE g.id = ${messageId}::uuid AND m.org_id = ${orgId}::uuid`,
+  );
 }
 
 /** A challenge of the organization; null when there is none with this id. */
-export async function readChallenge(db: Db, orgId: string, challengeId: string): Promise<ChallengeRow | null> {
-  const [row] = await db.$queryRaw<ChallengeRow[]>`
-    SELECT ${challengeColumns} FROM challenge c JOIN metric m ON m.id = c.metric_id
-    WHERE c.id = ${challengeId}::uuid AND m.org_id = ${orgId}::uuid`;
-  return row ?? null;
+export function readChallenge(db: Db, orgId: string, challengeId: string): Promise<ChallengeRow | null> {
+  return firstOf(
+    db,
+    sql<ChallengeRow>`
+      SELECT ${challengeColumns} FROM challenge c JOIN metric m ON m.id = c.metric_id
+      WHERE c.id = ${challengeId}::uuid AND m.org_id = ${orgId}::uuid`,
+  );
 }
 
 /** The total of a metric's rows in `table`, when the metric is the organization's (null otherwise). */
 async function countOfMetric(db: Db, orgId: string, metricId: string, table: 'thread' | 'challenge') {
-  const [metric] = await db.$queryRaw<{ total: number }[]>`
-    SELECT (SELECT count(*)::int FROM ${Prisma.raw(table)} x WHERE x.metric_id = m.id) AS total FROM metric m
-    WHERE m.id = ${metricId}::uuid AND m.org_id = ${orgId}::uuid`;
+  const metric = await firstOf(
+    db,
+    sql<{ total: number }>`
+      SELECT (SELECT count(*)::int FROM ${sql.raw(table)} x WHERE x.metric_id = m.id) AS total FROM metric m
+      WHERE m.id = ${metricId}::uuid AND m.org_id = ${orgId}::uuid`,
+  );
   return metric ? metric.total : null;
 }
 
@@ -145,9 +170,12 @@ export async function readThreadPage(
 ): Promise<Page<ThreadRow> | null> {
   const total = await countOfMetric(db, orgId, metricId, 'thread');
   if (total === null) return null;
-  const items = await db.$queryRaw<ThreadRow[]>`
-    SELECT ${threadColumns}, true AS listed FROM thread t WHERE t.metric_id = ${metricId}::uuid
-    ORDER BY t.created_at DESC, t.id DESC OFFSET ${(page - 1) * pageSize}::bigint LIMIT ${pageSize}::int`;
+  const items = await rowsOf(
+    db,
+    compile(sql<ThreadRow>`
+      SELECT ${threadColumns}, true AS listed FROM thread t WHERE t.metric_id = ${metricId}::uuid
+      ORDER BY t.created_at DESC, t.id DESC OFFSET ${(page - 1) * pageSize}::bigint LIMIT ${pageSize}::int`),
+  );
   return { items, total, page, pageSize };
 }
 
@@ -164,11 +192,14 @@ export async function readMessagePages(
   const pages = new Map<string, MessageRow[]>(threadIds.map((id) => [id, []]));
   if (!threadIds.length) return pages;
   const from = (page - 1) * pageSize;
-  const rows = await db.$queryRaw<MessageRow[]>`
-    SELECT p.* FROM unnest(${[...threadIds]}::uuid[]) AS ids(id)
-    CROSS JOIN LATERAL (
-      SELECT ${messageColumns} FROM message g JOIN thread t ON t.id = g.thread_id
-      WHERE g.thread_id = ids.id ORDER BY g.created_at, g.id OFFSET ${from}::bigint LIMIT ${pageSize}::int) p`;
+  const rows = await rowsOf(
+    db,
+    compile(sql<MessageRow>`
+      SELECT p.* FROM unnest(${[...threadIds]}::uuid[]) AS ids(id)
+      CROSS JOIN LATERAL (
+        SELECT ${messageColumns} FROM message g JOIN thread t ON t.id = g.thread_id
+        WHERE g.thread_id = ids.id ORDER BY g.created_at, g.id OFFSET ${from}::bigint LIMIT ${pageSize}::int) p`),
+  );
   for (const row of rows) pages.get(row.threadId)?.push(row);
   return pages;
 }
@@ -183,8 +214,11 @@ export async function readChallengePage(
 ): Promise<Page<ChallengeRow> | null> {
   const total = await countOfMetric(db, orgId, metricId, 'challenge');
   if (total === null) return null;
-  const items = await db.$queryRaw<ChallengeRow[]>`
-    SELECT ${challengeColumns} FROM challenge c WHERE c.metric_id = ${metricId}::uuid
-    ORDER BY c.created_at DESC, c.id DESC OFFSET ${(page - 1) * pageSize}::bigint LIMIT ${pageSize}::int`;
+  const items = await rowsOf(
+    db,
+    compile(sql<ChallengeRow>`
+      SELECT ${challengeColumns} FROM challenge c WHERE c.metric_id = ${metricId}::uuid
+      ORDER BY c.created_at DESC, c.id DESC OFFSET ${(page - 1) * pageSize}::bigint LIMIT ${pageSize}::int`),
+  );
   return { items, total, page, pageSize };
 }

@@ -42,7 +42,7 @@ builder.queryFields((t) => ({
         const metricId = String(args.metricId);
         if (!isUuid(metricId)) return null;
         return readThreadPage(
-          ctx.prisma,
+          ctx.sql,
           ctx.principal.org.id,
           metricId.toLowerCase(),
           Math.max(1, args.page ?? 1),
@@ -59,7 +59,7 @@ builder.queryFields((t) => ({
       discussionResolver(async () => {
         requireDiscussionReader(ctx.principal);
         const id = String(args.id);
-        return isUuid(id) ? readThread(ctx.prisma, ctx.principal.org.id, id.toLowerCase()) : null;
+        return isUuid(id) ? readThread(ctx.sql, ctx.principal.org.id, id.toLowerCase()) : null;
       }),
   }),
   challenges: t.field({
@@ -79,7 +79,7 @@ builder.queryFields((t) => ({
         const metricId = String(args.metricId);
         if (!isUuid(metricId)) return null;
         return readChallengePage(
-          ctx.prisma,
+          ctx.sql,
           ctx.principal.org.id,
           metricId.toLowerCase(),
           Math.max(1, args.page ?? 1),

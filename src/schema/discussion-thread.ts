@@ -38,7 +38,7 @@ function messagePageLoader(ctx: Context, page: number, pageSize: number): DataLo
   let loader = loaders.get(key);
   if (!loader) {
     loader = new DataLoader(async (ids: readonly string[]) => {
-      const pages = await readMessagePages(ctx.prisma, ids, page, pageSize);
+      const pages = await readMessagePages(ctx.sql, ids, page, pageSize);
       return ids.map((id) => pages.get(id) ?? []);
     });
     loaders.set(key, loader);

@@ -71,7 +71,7 @@ export async function readMetricPage(
       { id, direction: 'downstream', depth: 1, first: PAGE_LIST_LIMIT, after: null },
       context,
     ),
-    readThreadPage(access.prisma, orgId, id, 1, PAGE_LIST_LIMIT),
+    readThreadPage(reader, orgId, id, 1, PAGE_LIST_LIMIT),
     readValidationTimeline(reader, id, PAGE_LIST_LIMIT),
     readMetricHistory(reader, orgId, id, PAGE_LIST_LIMIT, context.contractFields),
   ]);
