@@ -24,8 +24,13 @@ export interface SearchHits {
 export interface ReadCache {
   totals: LRUCache<string, number>;
   searches: LRUCache<string, SearchHits>;
-  /** the catalog's facet counts and metrics needing attention (src/metric/facets.ts, attention.ts) */
+  /**
+   * the catalog's facet counts and metrics needing attention (src/metric/facets.ts, attention.ts), by
+   * key and version, and each key's newest as `{ version, value }` under the key alone
+   */
   aggregates: LRUCache<string, object>;
+  /** reads of aggregates under way, by key and version: concurrent misses share one */
+  pending: Map<string, Promise<object>>;
 }
 
 export interface ReadCacheBounds {
@@ -74,6 +79,7 @@ export function createReadCache(bounds: ReadCacheBounds = DEFAULT_READ_CACHE_BOU
       // Their text is most of what they hold: two bytes a character of their JSON, and the key's.
       sizeCalculation: (value, key) => 2 * (key.length + JSON.stringify(value).length) + ENTRY_OVERHEAD_BYTES,
     }),
+    pending: new Map(),
   };
 }
 
@@ -84,19 +90,61 @@ export interface KeptReads {
 }
 
 /**
+ * How long a request waits for an aggregate of a newer version when one of an older version is kept:
+ * past it, the older one is served and the read goes on for the requests after. A registry of
+ * thousands of metrics is counted well within it; one of 1,000,000 takes seconds.
+ */
+export const AGGREGATE_WAIT_MS = 250;
+
+interface Newest {
+  version: string;
+  value: object;
+}
+
+/**
  * An aggregate of `orgId`'s metrics kept by `kept.version`: `read` gives it
  * with the version it was read at (same snapshot), and it is kept only when
  * that is `kept.version` (a write committed in between: it is newer, not kept).
+ * Requests missing the same version share one read. While it runs, a request
+ * that knows an older version's aggregate waits {@link AGGREGATE_WAIT_MS} at
+ * most, then is served the older one (also when the read fails): a page of
+ * a very large registry shows counts a write behind rather than wait for
+ * them, or send every request to count again.
  */
 export async function keptAggregate<T extends object>(
   kept: KeptReads,
   key: string,
   read: () => Promise<{ value: T; version: string | null }>,
 ): Promise<T> {
+  const { aggregates, pending } = kept.cache;
   const versioned = `${key}:${kept.version}`;
-  const known = kept.cache.aggregates.get(versioned);
+  const known = aggregates.get(versioned);
   if (known) return known as T;
-  const { value, version } = await read();
-  if (version === kept.version) kept.cache.aggregates.set(versioned, value);
-  return value;
+  let reading = pending.get(versioned);
+  if (!reading) {
+    reading = read()
+      .then(({ value, version }) => {
+        if (version === kept.version) aggregates.set(versioned, value);
+        const newest = aggregates.get(key) as Newest | undefined;
+        if (version !== null && (!newest || BigInt(version) >= BigInt(newest.version))) {
+          aggregates.set(key, { version, value } satisfies Newest);
+        }
+        return value;
+      })
+      .finally(() => pending.delete(versioned));
+    pending.set(versioned, reading);
+  }
+  const older = aggregates.get(key) as Newest | undefined;
+  if (!older) return reading as Promise<T>;
+  // Served the older one: the read's outcome is the next requests'.
+  const served = reading.catch(() => older.value);
+  let timer: NodeJS.Timeout | undefined;
+  const waited = new Promise<object>((resolve) => {
+    timer = setTimeout(() => resolve(older.value), AGGREGATE_WAIT_MS);
+  });
+  try {
+    return (await Promise.race([served, waited])) as T;
+  } finally {
+    clearTimeout(timer);
+  }
 }
