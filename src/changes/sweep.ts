@@ -104,22 +104,50 @@ async function dueByNow(tx: Prisma.TransactionClient, orgId: string, now: Date):
  * `clock()` (while its sweep runs, the organization is not due to another instance). Time moves a
  * verdict in one way only, evidence becoming stale, and every writer evaluates what its writes can
  * move: so the sweep evaluates the metrics whose announced stale_at has passed, and any without
- * an announced verdict, with every metric built on them. Every metric is evaluated instead when the verdicts were last all evaluated under
- * other stale-validation days than the sweep's (their stale_at follow from them), or never.
+ * an announced verdict, with every metric built on them. Every metric is evaluated instead when the
+ * verdicts were last all evaluated under other stale-validation days than the sweep's (their stale_at
+ * follow from them), or never. A stopping instance (`going` false) ends at the next page: what it
+ * did not evaluate is the next sweep's. Returns the events recorded, and whether it stopped so.
  */
 async function sweepOrganization(
   prisma: PrismaClient,
   orgId: string,
   options: SweepOptions,
   now: Date,
-  clock: () => Date,
-) {
+  pass: { clock: () => Date; going: () => boolean },
+): Promise<{ recorded: number; stopped: boolean }> {
   const page = <T>(work: (tx: Prisma.TransactionClient) => Promise<T>) =>
     sweepTransaction(prisma, orgId, async (tx) => {
-      await tx.$executeRaw`UPDATE change_feed SET swept_at = greatest(swept_at, ${clock()}) WHERE org_id = ${orgId}::uuid`;
+      if (!pass.going()) throw new SweepStopped();
+      await tx.$executeRaw`UPDATE change_feed SET swept_at = greatest(swept_at, ${pass.clock()}) WHERE org_id = ${orgId}::uuid`;
       return work(tx);
     });
   let recorded = 0;
+  try {
+    await sweepPages(prisma, orgId, options, now, page, (events) => {
+      recorded += events;
+    });
+  } catch (error) {
+    if (error instanceof SweepStopped) return { recorded, stopped: true };
+    throw error;
+  }
+  return { recorded, stopped: false };
+}
+
+/** Thrown in a page of a stopping instance's sweep: it ends there. */
+class SweepStopped extends Error {}
+
+type SweepPage = <T>(work: (tx: Prisma.TransactionClient) => Promise<T>) => Promise<T>;
+
+/** The pages of {@link sweepOrganization}, each run by `page`; `record` hears of the events each recorded. */
+async function sweepPages(
+  prisma: PrismaClient,
+  orgId: string,
+  options: SweepOptions,
+  now: Date,
+  page: SweepPage,
+  record: (events: number) => void,
+): Promise<void> {
   const staleDays = options.trust.staleValidationDays;
   const feed = await prisma.changeFeed.findUnique({ where: { orgId }, select: { sweptStaleDays: true } });
   const everyMetric = feed?.sweptStaleDays !== staleDays;
@@ -127,7 +155,7 @@ async function sweepOrganization(
     await everyMetricTransitions(orgId, options.trust, now, (evaluate) =>
       page(async (tx) => {
         const evaluated = await evaluate(tx);
-        recorded += await recordEvents(tx, orgId, evaluated.events, now);
+        record(await recordEvents(tx, orgId, evaluated.events, now));
         return evaluated;
       }),
     );
@@ -140,7 +168,7 @@ async function sweepOrganization(
         if (due.length && due[0] === previous) throw new Error('the sweep did not move past stale evidence');
         previous = due[0];
         const events = await trustTransitions(tx, orgId, await metricsAffectedBy(tx, due), options.trust, now);
-        recorded += await recordEvents(tx, orgId, events, now);
+        record(await recordEvents(tx, orgId, events, now));
         return due.length >= DUE_PAGE;
       });
     }
@@ -160,7 +188,6 @@ async function sweepOrganization(
     await forgetOldUsage(tx, orgId, now);
     if (everyMetric) await markAllEvaluated(tx, [orgId], staleDays);
   });
-  return recorded;
 }
 
 /**
@@ -174,7 +201,7 @@ async function forgetExpiredSignIns(prisma: PrismaClient, now: Date): Promise<vo
 
 /**
  * One sweep of every organization due, at `now`, one claimed at a time; `going` is asked before each
- * claim (false: the instance is stopping, and leaves the rest to the others).
+ * claim and each page (false: the instance is stopping, and leaves the rest to the others).
  */
 export async function sweepOnce(
   prisma: PrismaClient,
@@ -196,9 +223,10 @@ export async function sweepOnce(
     const orgId = going() ? await claimOrganization(prisma, due, clock()) : null;
     if (orgId === null) return outcome;
     outcome.organizations += 1;
-    const recorded = await sweepOrganization(prisma, orgId, options, now, clock);
+    const { recorded, stopped } = await sweepOrganization(prisma, orgId, options, now, { clock, going });
     outcome.events += recorded;
     if (recorded) outcome.changed.push(orgId);
+    if (stopped) return outcome;
   }
 }
 

@@ -102,8 +102,36 @@ describe.skipIf(lacks(POSTGRES))('instances sharing a sweep (PostgreSQL)', () =>
     expect(((await sweptAt()) ?? 0) - at.getTime()).toBeGreaterThanOrEqual(HELD_MS);
   });
 
+  it("a stopping instance ends an organization's sweep at its next page, and leaves it to be swept whole", async () => {
+    const orgId = (await createOrganization(first.prisma, { slug: 'claims-stop', name: 'claims-stop' })).id;
+    const at = new Date(Date.now() + 10 * OPTIONS.intervalMs);
+    await first.prisma.changeFeed.updateMany({ where: { orgId: { not: orgId } }, data: { sweptAt: at } });
+    const release = await holdRegistryLock(holder.prisma, orgId, 'registry:apply');
+    let going = true;
+    const stopping = sweepOnce(first.prisma, OPTIONS, at, () => going);
+    await until(
+      async () =>
+        ((await second.prisma.changeFeed.findUnique({ where: { orgId } }))?.sweptAt?.getTime() ?? 0) >= at.getTime(),
+      10_000,
+      'the organization is claimed',
+    );
+    // Its first page waits for the lock; the instance stops meanwhile.
+    going = false;
+    await release();
+    expect((await stopping).organizations).toBe(1);
+    // Not swept whole: its verdicts are not recorded as all evaluated, so the next sweep evaluates every metric.
+    const feed = await second.prisma.changeFeed.findUnique({ where: { orgId } });
+    expect(feed?.sweptStaleDays).toBeNull();
+    expect(
+      (await sweepOnce(second.prisma, OPTIONS, new Date(at.getTime() + 2 * OPTIONS.intervalMs))).organizations,
+    ).toBe(5);
+    expect((await second.prisma.changeFeed.findUnique({ where: { orgId } }))?.sweptStaleDays).toBe(
+      OPTIONS.trust.staleValidationDays,
+    );
+  });
+
   it('a pass longer than the interval sweeps each organization once, then ends', async () => {
-    const later = new Date(Date.now() + 8 * OPTIONS.intervalMs);
-    expect((await sweepOnce(first.prisma, { ...OPTIONS, intervalMs: 1 }, later)).organizations).toBe(4);
+    const later = new Date(Date.now() + 16 * OPTIONS.intervalMs);
+    expect((await sweepOnce(first.prisma, { ...OPTIONS, intervalMs: 1 }, later)).organizations).toBe(5);
   });
 });
