@@ -27,12 +27,9 @@ const SOCKET_CODES = new Set([
 /**
  * SQLSTATEs of a server that is not serving: class 08 (connection exception),
  * 57P01 admin_shutdown, 57P02 crash_shutdown, 57P03 cannot_connect_now
- * (starting up, shutting down, in recovery), 53300 too_many_connections; and
- * 57014 query_canceled, a statement that did not end within the statement
- * timeout (DB_STATEMENT_TIMEOUT_MS: the database did not answer in time, as a
- * read of a whole registry of 1,000,000 metrics under load does not).
+ * (starting up, shutting down, in recovery), 53300 too_many_connections.
  */
-const SERVER_STATES = /^(08[0-9A-Z]{3}|57P0[123]|57014|53300)$/;
+const SERVER_STATES = /^(08[0-9A-Z]{3}|57P0[123]|53300)$/;
 
 /**
  * Prisma's codes of the same: can't reach (P1001), timed out reaching
