@@ -3,6 +3,7 @@
  *                  [--routes list,list-304,search,search-cold,search-written,detail,detail-304,contract,graphql]
  *                  [--quick] [--keep] [--profile <route>] [--apply-metrics 10000 | --skip-apply] [--skip-changes]
  *                  [--queue-metrics 2000 | --skip-queue] [--tenants 1000]
+ *                  [--upload-metrics 100000] [--upload-part-metrics 10000]
  *
  * Builds the service (`npm run build`), creates bench_<timestamp> on BENCH_DATABASE_URL's server,
  * migrates and seeds it, starts the service (compiled, as in production: dist/server.js), the
@@ -10,7 +11,8 @@
  * child processes, checks that they answer the same, then loads them in turn (A B A B ..., A B C
  * for graphql), then the tenants scenario (bench/tenants.ts: 1,000 organizations of 100 metrics, read
  * by each one's key in turn), the apply scenario (bench/apply.ts), the lineage apply scenario
- * (bench/lineage-apply.ts: deprecating a metric with 1,000 transitive dependents), the queued-applies scenario
+ * (bench/lineage-apply.ts: deprecating a metric with 1,000 transitive dependents), with --upload-metrics
+ * the upload scenario (bench/upload.ts: a registry of more metrics than one document lists, sent in parts), the queued-applies scenario
  * (bench/queued-applies.ts: another organization's reads beside 10 concurrent applies) and the change-feed scenario with three
  * instances (bench/changes.ts), and writes bench/results/<date>.json.
  */
@@ -43,6 +45,7 @@ import { runQueuedAppliesScenario } from './queued-applies.js';
 import { buildReport, median, printReport, type RouteResults } from './report.js';
 import { seed } from './seed.js';
 import { runTenantsScenario } from './tenants.js';
+import { runUploadScenario } from './upload.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -60,6 +63,8 @@ const { values: args } = parseArgs({
     'queue-metrics': { type: 'string', default: '2000' },
     'skip-queue': { type: 'boolean', default: false },
     tenants: { type: 'string', default: '1000' },
+    'upload-metrics': { type: 'string', default: '0' },
+    'upload-part-metrics': { type: 'string', default: '10000' },
   },
 });
 
@@ -324,6 +329,14 @@ async function main() {
       ? null
       : await runApplyScenario(timed, databaseUrl, scenario(args['apply-metrics']));
     const lineageApply = args['skip-apply'] ? null : await runLineageApplyScenario(timed, databaseUrl, { log });
+    const upload =
+      Number(args['upload-metrics']) > 0
+        ? await runUploadScenario(timed, databaseUrl, {
+            metrics: Number(args['upload-metrics']),
+            partMetrics: Number(args['upload-part-metrics']),
+            log,
+          })
+        : null;
     const queuedApplies = args['skip-queue']
       ? null
       : await runQueuedAppliesScenario(timed, databaseUrl, scenario(args['queue-metrics']));
@@ -397,6 +410,7 @@ async function main() {
       tenants,
       apply,
       lineageApply,
+      upload,
       queuedApplies,
       changes,
       raw: results,

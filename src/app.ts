@@ -39,6 +39,7 @@ import {
 } from './http/request-auth.js';
 import { rootRoute } from './http/root.js';
 import { sendAsset } from './http/static-assets.js';
+import { uploadRoutes } from './http/upload-routes.js';
 import { webhookRoutes } from './http/webhook-routes.js';
 import { writeRoutes } from './http/write-routes.js';
 import type { KeyRateLimiter } from './limits/key-rate-limiter.js';
@@ -289,14 +290,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   const documentReader = createDocumentReader({ ...DEFAULT_DOCUMENT_READ_SETTINGS, ...config.documentReads });
   app.addHook('onClose', () => documentReader.close());
-  await app.register(writeRoutes, {
+  const writeDeps = {
     access,
     config,
     watcher,
     writeQueue,
     documentReader,
     pruneMaxRemovals: config.pruneMaxRemovals,
-  });
+  };
+  await app.register(writeRoutes, writeDeps);
+  await app.register(uploadRoutes, writeDeps);
   await app.register(metricAdminRoutes, { access });
   await app.register(exportRoutes, { access });
   const discussionWrites = {

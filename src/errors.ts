@@ -76,6 +76,11 @@ export const errors = {
   otherOrganization: (named: string, own: string) =>
     plain(403, `the document's organization "${named}" is not the caller's organization (${own})`),
   notFound: plain(404, 'Not found'),
+  /** an upload in parts that is not the organization's, or no longer open (applied, deleted, expired) */
+  uploadNotFound: plain(404, 'Upload not found'),
+  tooManyUploads: (max: number) =>
+    plain(409, `An organization has at most ${max} uploads open at once: apply or delete one before creating another`),
+  uploadTooLarge: (max: number) => plain(413, `An upload lists at most ${max} metrics`),
   /** /sign-in/oidc and its callback when OIDC_* are not set (docs/sign-in.md) */
   signInProviderNotSetUp: plain(404, 'Sign-in with a provider is not set up on this service'),
   /** the provider did not answer (its discovery, token or userinfo endpoint) */

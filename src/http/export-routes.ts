@@ -26,7 +26,7 @@ import { osiDocument } from '../registry/export-osi.js';
 import { type Query, rejectUnknownParameters } from '../rest/query.js';
 import { clientErrorHandler } from './error-reply.js';
 import type { AccessDeps } from './request-auth.js';
-import { admitWriter } from './write-routes.js';
+import { admitWriter } from './write-requests.js';
 
 export interface ExportRoutesDeps {
   access: AccessDeps;

@@ -17,7 +17,7 @@ import { type Query, rejectUnknownParameters } from '../rest/query.js';
 import { isUuid } from '../uuid.js';
 import { clientErrorHandler } from './error-reply.js';
 import type { AccessDeps } from './request-auth.js';
-import { admitWriter } from './write-routes.js';
+import { admitWriter } from './write-requests.js';
 
 export interface MetricAdminRoutesDeps {
   access: AccessDeps;

@@ -10,7 +10,9 @@ import { DEFAULT_CHANGES_LIMIT, ExpiredCursorError, MAX_CHANGES_LIMIT } from '..
 import { badRequest, documentProblems, type ErrorResponse, errors } from '../errors.js';
 import { LifecycleStatus } from '../generated/prisma/enums.js';
 import { EXPORT_PARAMETERS } from '../http/export-routes.js';
-import { APPLY_PARAMETERS, confirmRemovals } from '../http/write-routes.js';
+import { UPLOAD_APPLY_PARAMETERS } from '../http/upload-routes.js';
+import { confirmRemovals } from '../http/write-requests.js';
+import { APPLY_PARAMETERS } from '../http/write-routes.js';
 import {
   MAX_DERIVED_DEPTH,
   MAX_DIMENSIONS,
@@ -31,6 +33,7 @@ import {
   MAX_LINEAGE_STEPS,
 } from '../metric/lineage.js';
 import { USAGE_FLUSH_INTERVAL_MS, USAGE_RETENTION_DAYS, USAGE_WINDOW_DAYS } from '../metric/usage.js';
+import { MAX_UPLOAD_PROBLEMS } from '../registry/apply-upload.js';
 import { EXPORT_FORMATS, MAX_EXPORT_SOURCE_LENGTH } from '../registry/export.js';
 import {
   DBT_EVIDENCE_BODY_LIMIT,
@@ -51,6 +54,7 @@ import {
 import { DEFAULT_DOCUMENT_READ_SETTINGS } from '../registry/read-off-thread.js';
 import { DEFAULT_PRUNE_MAX_REMOVALS, RemovalsNotAllowed } from '../registry/removals.js';
 import { SOURCE_FORMATS } from '../registry/source.js';
+import { MAX_OPEN_UPLOADS, MAX_UPLOAD_METRICS, MAX_UPLOAD_PARTS, UPLOAD_TTL_MS } from '../registry/upload.js';
 import { DEFAULT_REGISTRY_WRITE_SETTINGS } from '../registry/write-queue.js';
 import { MAX_WAIT_SECONDS } from '../rest/changes-route.js';
 import { MAX_WEBHOOKS_PER_ORGANIZATION } from '../webhooks/endpoints.js';
@@ -229,6 +233,19 @@ const bodyTooLarge = (limit: number) =>
     rateLimitHeaders,
     writeRouteErrors.bodyTooLarge,
   );
+
+const uploadIdParameter = {
+  name: 'upload_id',
+  in: 'path',
+  required: true,
+  description: 'The id `POST /api/registry/uploads` answered.',
+  schema: { type: 'string', format: 'uuid' },
+};
+const uploadNotFound = errorResponse(
+  'No open upload of this id in the caller’s organization (never opened, applied, deleted or expired).',
+  rateLimitHeaders,
+  errors.uploadNotFound,
+);
 
 const webhookIdParameter = { name: 'webhook_id', in: 'path', required: true, schema: { type: 'string' } };
 const webhookNotFound = errorResponse(
@@ -764,6 +781,228 @@ function buildPaths() {
           '429': ref('responses', 'RateLimited'),
           '500': ref('responses', 'InternalError'),
           '503': ref('responses', 'ServiceUnavailable'),
+        },
+      },
+    },
+    '/api/registry/uploads': {
+      post: {
+        operationId: 'createRegistryUpload',
+        tags: ['Registry'],
+        summary: 'Open an upload in parts',
+        description:
+          `A registry of more metrics than one document lists (${MAX_DOCUMENT_METRICS}) is sent as several ` +
+          'registry documents, the parts of an upload, then applied whole in one transaction ' +
+          '(`POST /api/registry/uploads/{upload_id}/apply`; docs/registry.md, "Uploads in parts"). This opens one: ' +
+          `an organization keeps at most ${MAX_OPEN_UPLOADS} open, each for ${UPLOAD_TTL_MS / 3_600_000} hours ` +
+          '(expired ones are removed when the next is opened). No body and no query parameter.\n\n' +
+          writerDescription('registry:write'),
+        security: writer('registry:write'),
+        responses: {
+          '201': {
+            description: 'The upload, without parts yet.',
+            headers: rateLimitHeaders,
+            ...json(schemaRef('RegistryUploadResponse')),
+          },
+          '400': errorResponse(
+            'A query parameter was sent (the route takes none).',
+            rateLimitHeaders,
+            errors.unknownQueryParameter('prune', []),
+          ),
+          '401': ref('responses', 'WriterUnauthorized'),
+          '403': writerForbidden(''),
+          '409': errorResponse(
+            `The organization has ${MAX_OPEN_UPLOADS} uploads open: apply or delete one first.`,
+            rateLimitHeaders,
+            errors.tooManyUploads(MAX_OPEN_UPLOADS),
+          ),
+          '429': ref('responses', 'RateLimited'),
+          '500': ref('responses', 'InternalError'),
+          '503': ref('responses', 'ServiceUnavailable'),
+        },
+      },
+    },
+    '/api/registry/uploads/{upload_id}': {
+      get: {
+        operationId: 'getRegistryUpload',
+        tags: ['Registry'],
+        summary: 'What an upload holds',
+        description: `Its parts so far, each with its source and size.\n\n${writerDescription('registry:write')}`,
+        security: writer('registry:write'),
+        parameters: [uploadIdParameter],
+        responses: {
+          '200': {
+            description: 'The upload.',
+            headers: rateLimitHeaders,
+            ...json(schemaRef('RegistryUploadResponse')),
+          },
+          '400': errorResponse(
+            'A query parameter was sent (the route takes none).',
+            rateLimitHeaders,
+            errors.unknownQueryParameter('part', []),
+          ),
+          '401': ref('responses', 'WriterUnauthorized'),
+          '403': writerForbidden(''),
+          '404': uploadNotFound,
+          '429': ref('responses', 'RateLimited'),
+          '500': ref('responses', 'InternalError'),
+          '503': ref('responses', 'ServiceUnavailable'),
+        },
+      },
+      delete: {
+        operationId: 'deleteRegistryUpload',
+        tags: ['Registry'],
+        summary: 'Drop an upload unapplied',
+        description: `Removes the upload and its parts; the registry is untouched.\n\n${writerDescription('registry:write')}`,
+        security: writer('registry:write'),
+        parameters: [uploadIdParameter],
+        responses: {
+          '204': { description: 'Dropped.', headers: rateLimitHeaders },
+          '400': errorResponse(
+            'A query parameter was sent (the route takes none).',
+            rateLimitHeaders,
+            errors.unknownQueryParameter('force', []),
+          ),
+          '401': ref('responses', 'WriterUnauthorized'),
+          '403': writerForbidden(''),
+          '404': uploadNotFound,
+          '429': ref('responses', 'RateLimited'),
+          '500': ref('responses', 'InternalError'),
+          '503': ref('responses', 'ServiceUnavailable'),
+        },
+      },
+    },
+    '/api/registry/uploads/{upload_id}/parts/{part}': {
+      put: {
+        operationId: 'putRegistryUploadPart',
+        tags: ['Registry'],
+        summary: 'Send a part of an upload',
+        description:
+          'A registry document, read and checked as `PUT /api/registry` reads one (its limits, its rules, each ' +
+          'problem at its place), and kept as part `part` of the upload; sent again under its number, it ' +
+          'replaces the part. What one document cannot see is checked across the parts: a key is listed in one ' +
+          'part only (`metrics[1].key: duplicate key "b": also parts[1].metrics[0]`), the parts are one ' +
+          "source's, and one part at most sets `trust_policy`. References to other parts' metrics (relationship " +
+          `targets, inputs) are checked when the upload is applied. An upload lists at most ${MAX_UPLOAD_METRICS} ` +
+          'metrics over all its parts. Nothing is written to the registry, but a part takes its turn with the ' +
+          'organization’s registry writes.\n\n' +
+          `${writeQueueDescription}\n\n` +
+          writerDescription('registry:write'),
+        security: writer('registry:write'),
+        parameters: [
+          uploadIdParameter,
+          {
+            name: 'part',
+            in: 'path',
+            required: true,
+            description: `The part's number, 1 to ${MAX_UPLOAD_PARTS}; the parts are applied in their order.`,
+            schema: { type: 'integer', minimum: 1, maximum: MAX_UPLOAD_PARTS },
+          },
+        ],
+        requestBody: {
+          required: true,
+          description: 'A registry document as JSON or YAML, as `PUT /api/registry` takes one.',
+          content: {
+            'application/json': { schema: schemaRef('RegistryDocument') },
+            'application/yaml': { schema: schemaRef('RegistryDocument') },
+          },
+        },
+        responses: {
+          '200': {
+            description: 'The upload with the part.',
+            headers: rateLimitHeaders,
+            ...json(schemaRef('RegistryUploadResponse')),
+          },
+          '400': problemsResponse(
+            'The document breaks a rule of its own or across the parts, the part number is not one, or a query ' +
+              'parameter was sent. Nothing is kept.',
+            rateLimitHeaders,
+            documentProblems(['metrics[1].key: duplicate key "b": also parts[1].metrics[0]']),
+            documentProblems(['trust_policy: part 2 sets the trust policy: one part of an upload may']),
+            errors.invalidParameter('part', `a whole number from 1 to ${MAX_UPLOAD_PARTS}`),
+          ),
+          '401': ref('responses', 'WriterUnauthorized'),
+          '403': writerForbidden(
+            ", or a document whose `organization` is not the caller's",
+            writeRouteErrors.otherOrganization,
+          ),
+          '404': uploadNotFound,
+          '409': writeQueueResponses['409'],
+          '413': errorResponse(
+            `The body is larger than ${REGISTRY_BODY_LIMIT / MiB} MiB, or the upload would list more than ` +
+              `${MAX_UPLOAD_METRICS} metrics.`,
+            rateLimitHeaders,
+            writeRouteErrors.bodyTooLarge,
+            errors.uploadTooLarge(MAX_UPLOAD_METRICS),
+          ),
+          '415': errorResponse(
+            'The body is neither JSON nor YAML (by its Content-Type).',
+            rateLimitHeaders,
+            writeRouteErrors.registryContentType,
+          ),
+          '422': writeQueueResponses['422'],
+          '429': ref('responses', 'RateLimited'),
+          '500': ref('responses', 'InternalError'),
+          '503': writeQueueResponses['503'],
+        },
+      },
+    },
+    '/api/registry/uploads/{upload_id}/apply': {
+      post: {
+        operationId: 'applyRegistryUpload',
+        tags: ['Registry'],
+        summary: 'Apply an upload',
+        description:
+          'Plans and applies every part of the upload as one registry document of all their metrics, as ' +
+          '`PUT /api/registry` applies one: one transaction, all or nothing, the same plan, rules, events and ' +
+          'answer (with `upload_id`). A part may name the metrics of any other (relationship targets, inputs); ' +
+          'a prune removes the metrics of the source that no part lists. Problems are reported at their part ' +
+          '(`parts[2].metrics[0].inputs[0]: no metric with key "x" in the document or the registry`), at most ' +
+          `${MAX_UPLOAD_PROBLEMS}. Applied, the upload is removed; refused, or with \`dry_run\` or \`check\`, it ` +
+          'is kept. No body.\n\n' +
+          `${writeQueueDescription}\n\n` +
+          writerDescription('registry:write'),
+        security: writer('registry:write'),
+        parameters: [
+          uploadIdParameter,
+          flag('dry_run', 'Plan only: write nothing and answer what an apply would do.'),
+          flag('prune', 'Remove the metrics of the applying source that no part lists.'),
+          flag('check', 'Plan only, as dry_run, and answer `in_sync`.'),
+          flag('force_conflicts', 'Take over the fields the parts set that another source owns.'),
+          queryParameter('source', "The source the upload is applied as, instead of its parts' `source`.", {
+            type: 'string',
+            pattern: '^[a-z0-9][a-z0-9_.:-]*$',
+            maxLength: 128,
+          }),
+          queryParameter('allow_removals', 'With `prune=true`: how many removals the request accepts.', {
+            type: 'integer',
+            minimum: 0,
+          }),
+        ],
+        responses: {
+          '200': {
+            description: 'The plan: what the apply did, or with `dry_run=true` what it would do.',
+            headers: rateLimitHeaders,
+            ...json(schemaRef('RegistryUploadPlanResponse')),
+          },
+          '400': problemsResponse(
+            'The upload has no parts, breaks a rule across its parts (a reference to no metric, inputs in a ' +
+              'cycle, an approver who is not a member, a conflict), a prune needs `allow_removals`, or a query ' +
+              'parameter is not one the route takes. Nothing is written; the upload is kept.',
+            rateLimitHeaders,
+            documentProblems([
+              'parts[2].metrics[1].inputs[0]: no metric with key "nowhere" in the document or the registry',
+              'parts[2].metrics[0].inputs[0]: inputs form a cycle: b -> a -> b',
+            ]),
+            documentProblems(['(document): the upload has no parts yet']),
+            errors.unknownQueryParameter('format', UPLOAD_APPLY_PARAMETERS),
+          ),
+          '401': ref('responses', 'WriterUnauthorized'),
+          '403': writerForbidden(''),
+          '404': uploadNotFound,
+          '409': writeQueueResponses['409'],
+          '429': ref('responses', 'RateLimited'),
+          '500': ref('responses', 'InternalError'),
+          '503': writeQueueResponses['503'],
         },
       },
     },

@@ -23,6 +23,7 @@ import { USAGE_REPORT_MAX_KEYS } from '../metric/usage-report.js';
 import { DEFINITION_FIELDS, IMPACT_CHANGES, IMPACT_DEPENDENT_KEYS, IMPACT_READER_KEYS } from '../registry/impact.js';
 import { PLAN_RESULTS, type PlanResult } from '../registry/plan.js';
 import { PLAN_VALUE_MAX_CHARS } from '../registry/plan-values.js';
+import { MAX_UPLOAD_METRICS, MAX_UPLOAD_PARTS, UPLOAD_TTL_MS } from '../registry/upload.js';
 import type { DegradedReason } from '../summaries/service.js';
 import { discussionResponseSchemas } from './discussion-schemas.js';
 
@@ -630,6 +631,34 @@ export const RegistryPlanResponse = z.object({
   }),
 });
 
+/** What an upload in parts holds (docs/registry.md, "Uploads in parts"). */
+export const RegistryUploadResponse = z.object({
+  data: z.object({
+    upload_id: uuid(),
+    created_at: z.iso.datetime(),
+    expires_at: z.iso
+      .datetime()
+      .describe(`when it is removed unapplied: ${UPLOAD_TTL_MS / 3_600_000} hours after it was created`),
+    metrics: count().max(MAX_UPLOAD_METRICS).describe('metrics over all its parts'),
+    parts: z
+      .array(
+        z.object({
+          part: z.int().min(1).max(MAX_UPLOAD_PARTS),
+          source: z.string().describe("the part's `source` (the parts of an upload are one source's)"),
+          metrics: count(),
+          trust_policy: z.boolean().describe('whether the part sets the trust policy (one part of an upload may)'),
+          received_at: z.iso.datetime(),
+        }),
+      )
+      .describe('in the order of their numbers'),
+  }),
+});
+
+/** The answer of an upload's apply: PUT /api/registry's, with the upload's id. */
+export const RegistryUploadPlanResponse = z.object({
+  data: RegistryPlanResponse.shape.data.extend({ upload_id: uuid() }),
+});
+
 export const MetricSourcesResponse = z.object({
   data: z.object({
     metric_id: uuid(),
@@ -802,6 +831,8 @@ export const responseSchemas = {
   ServiceTokenListResponse,
   RevokedServiceTokenResponse,
   RegistryPlanResponse,
+  RegistryUploadResponse,
+  RegistryUploadPlanResponse,
   MetricUsageResponse,
   MetricSourcesResponse,
   RecordedValidationsResponse,

@@ -17,23 +17,21 @@
  * may read differently, so the apply bumps them all itself and evaluates
  * every verdict of the organization again.
  */
-import { setTimeout } from 'node:timers/promises';
 import type { NewChangeEvent } from '../changes/event.js';
 import { recordEvents } from '../changes/record.js';
 import { everyMetricTransitions, metricsAffectedBy, trustTransitions } from '../changes/trust-transitions.js';
-import { type BulkRow, bulkStatement, chunks, column, insertRows, rowJson } from '../db/bulk-write.js';
-import { lockRegistry } from '../db/registry-lock.js';
 import type { Prisma, PrismaClient } from '../generated/prisma/client.js';
 import type { TrustPolicy } from '../metric/trust.js';
-import type { TrustPolicyDocument } from '../metric/trust-policy.js';
-import { archiveMetrics, restoreHistory } from './archive.js';
 import type { RegistryDocument } from './document.js';
-import { applyEvents, type RemovedMetrics } from './events.js';
+import { applyEvents } from './events.js';
 import { type Impact, planImpact } from './impact.js';
 import { ConflictsRefused } from './ownership.js';
 import { desireDocument, metricsToCompare, type Plan, type PlanWrites, planApply } from './plan.js';
 import { checkRemovals, DEFAULT_PRUNE_MAX_REMOVALS, removalsToConfirm } from './removals.js';
 import { readRegistryState, readStoredMetrics } from './state.js';
+import { beginApply, readRemoved, TRANSACTION_OPTIONS, writePlan } from './write-plan.js';
+
+type Tx = Prisma.TransactionClient;
 
 export interface ApplyOptions {
   /** remove the organization's metrics that the document does not list */
@@ -67,104 +65,58 @@ export interface ApplyOutcome {
   impact: Impact[];
 }
 
-/**
- * After each statement of its writes, an apply waits as long as the statement
- * took: it takes at most about half of the database's time while it runs,
- * and the reads of every tenant beside it keep the rest. A large apply takes
- * about twice as long; an apply of a few changes is one or two statements.
- */
-const WRITE_PACE = 1;
-
-async function paced<T>(statement: () => Promise<T>): Promise<T> {
-  const started = performance.now();
-  const result = await statement();
-  await setTimeout((performance.now() - started) * WRITE_PACE);
-  return result;
+/** The metrics whose verdicts a plan's writes can move, read before them: those built on what they change or remove. */
+export function affectedBefore(tx: Tx, writes: PlanWrites): Promise<string[]> {
+  return metricsAffectedBy(tx, [...writes.updated.map(({ id }) => id), ...writes.removed]);
 }
 
-/** A large apply is many statements; the pool's statement_timeout is meant for reads. */
-const APPLY_TIMEOUT_MS = 300_000;
-const TRANSACTION_OPTIONS = { timeout: APPLY_TIMEOUT_MS, maxWait: 60_000 };
+/** The metrics a plan's writes create, restore or update. */
+export const touchedBy = (writes: PlanWrites): string[] => [
+  ...[...writes.created, ...writes.restored].map(({ id }) => id),
+  ...writes.updated.map(({ id }) => id),
+];
 
-type Tx = Prisma.TransactionClient;
-/** Updates metrics to the rows given (all columns but their id, organization and creation time), likewise. */
-async function updateMetrics(tx: Tx, rows: readonly BulkRow[]): Promise<void> {
-  const [first] = rows;
-  if (!first) return;
-  const fields = Object.keys(first).filter((field) => !['id', 'orgId', 'createdAt'].includes(field));
-  const columns = fields.map((field) => `"${column(field)}"`);
-  for (const chunk of chunks(rows)) {
-    await paced(() =>
-      bulkStatement(
-        tx,
-        `UPDATE "metric" AS m SET (${columns.join(', ')}) = (${columns.map((c) => `r.${c}`).join(', ')})
-       FROM jsonb_populate_recordset(NULL::"metric", $1::jsonb) AS r WHERE m."id" = r."id"`,
-        rowJson(chunk),
-      ),
-    );
-  }
-}
-
-async function deleteWhere(tx: Tx, table: string, key: string, ids: readonly string[]): Promise<void> {
-  for (const chunk of chunks(ids)) {
-    await paced(() => tx.$executeRawUnsafe(`DELETE FROM "${table}" WHERE "${key}" = ANY($1::uuid[])`, chunk));
-  }
-}
-
-async function writePlan(tx: Tx, orgId: string, writes: PlanWrites, now: Date): Promise<void> {
-  await insertRows(tx, 'project', writes.projects, paced);
-  await insertRows(tx, 'domain', writes.domains, paced);
-  await insertRows(tx, 'metric', [...writes.created, ...writes.restored], paced);
-  for (const chunk of chunks(writes.restored.map((row) => row.key))) {
-    await paced(() => restoreHistory(tx, orgId, chunk));
-  }
-  await updateMetrics(
-    tx,
-    writes.updated.map(({ data }) => data),
-  );
-  await deleteWhere(tx, 'approval', 'metric_id', writes.governanceOf);
-  await deleteWhere(tx, 'metric_version', 'metric_id', writes.governanceOf);
-  await deleteWhere(tx, 'metric_relationship', 'metric_id', writes.relationshipsOf);
-  await deleteWhere(tx, 'metric_input', 'metric_id', writes.inputsOf);
-  await insertRows(tx, 'metric_version', writes.versions, paced);
-  await insertRows(tx, 'approval', writes.approvals, paced);
-  await insertRows(tx, 'metric_relationship', writes.relationships, paced);
-  await insertRows(tx, 'metric_input', writes.inputs, paced);
-  if (writes.trustPolicy) await writeTrustPolicy(tx, orgId, writes.trustPolicy.value);
-  for (const chunk of chunks(writes.removed)) await paced(() => archiveMetrics(tx, orgId, chunk, now));
-  await deleteWhere(tx, 'metric', 'id', writes.removed);
+/** What an apply's writes moved: gathered over its plans (one, or each chunk of an upload's). */
+export interface WrittenPlans {
+  /** {@link affectedBefore} of each plan */
+  before: Iterable<string>;
+  /** {@link touchedBy} each plan */
+  touched: readonly string[];
+  removed: readonly string[];
+  /** the trust policy was written */
+  policyChanged: boolean;
 }
 
 /**
- * Stores the organization's trust policy (null: the defaults) and bumps the
- * ETag of each of its metrics and its `metrics_version`: what a verdict's
- * explanation says may change even where the verdict does not.
+ * After an apply's writes, the trust transitions they made: of every metric
+ * whose verdict they can move (relationships read before and after them; a
+ * metric whose inputs changed is among the touched), or of every metric of
+ * the organization when its trust policy changed.
  */
-async function writeTrustPolicy(tx: Tx, orgId: string, policy: TrustPolicyDocument | null): Promise<void> {
-  const value = policy === null ? null : JSON.stringify(policy);
-  await tx.$executeRaw`UPDATE "organization" SET "trust_policy" = ${value}::jsonb,
-    "metrics_version" = "metrics_version" + 1 WHERE "id" = ${orgId}::uuid`;
-  await tx.$executeRaw`UPDATE "metric_etag" SET "version" = nextval('metric_etag_seq')
-    WHERE "metric_id" IN (SELECT "id" FROM "metric" WHERE "org_id" = ${orgId}::uuid)`;
+export async function transitionsAfter(
+  tx: Tx,
+  orgId: string,
+  written: WrittenPlans,
+  options: { now: Date; trust: TrustPolicy },
+): Promise<NewChangeEvent[]> {
+  const transitions: NewChangeEvent[] = [];
+  if (written.policyChanged) {
+    // A new trust policy can move any verdict: every metric, in this apply's transaction.
+    await everyMetricTransitions(orgId, options.trust, options.now, async (evaluate) => {
+      const page = await evaluate(tx);
+      transitions.push(...page.events);
+      return page;
+    });
+    return transitions;
+  }
+  const after = await metricsAffectedBy(tx, written.touched);
+  const gone = new Set(written.removed);
+  const candidates = [...new Set([...written.before, ...after])].filter((id) => !gone.has(id));
+  transitions.push(...(await trustTransitions(tx, orgId, candidates, options.trust, options.now)));
+  return transitions;
 }
 
-async function readRemoved(tx: Tx, ids: readonly string[]): Promise<RemovedMetrics> {
-  const rows = ids.length
-    ? await tx.metric.findMany({
-        where: { id: { in: [...ids] } },
-        select: { id: true, key: true, name: true, lifecycleStatus: true },
-      })
-    : [];
-  return new Map(rows.map((row) => [row.id, row]));
-}
-
-/**
- * Writes the plan and records its events, in the apply's transaction: the
- * events of its metrics, then the trust transitions of every metric whose
- * verdict the writes can move (relationships read before and after them;
- * a metric whose inputs changed is among the updated ones), or of every
- * metric of the organization when its trust policy changed.
- */
+/** Writes the plan and records its events, in the apply's transaction: the events of its metrics, then the trust transitions. */
 async function writeWithEvents(
   tx: Tx,
   plan: Plan,
@@ -172,25 +124,11 @@ async function writeWithEvents(
   options: { now: Date; trust: TrustPolicy },
 ): Promise<number> {
   const { writes } = plan;
-  const changed = [...writes.updated.map(({ id }) => id), ...writes.removed];
-  const affectedBefore = await metricsAffectedBy(tx, changed);
+  const before = await affectedBefore(tx, writes);
   const removed = await readRemoved(tx, writes.removed);
   await writePlan(tx, plan.orgId, writes, options.now);
-  const added = [...writes.created, ...writes.restored].map(({ id }) => id);
-  const affectedAfter = await metricsAffectedBy(tx, [...added, ...changed]);
-  const gone = new Set(writes.removed);
-  const candidates = [...new Set([...affectedBefore, ...affectedAfter])].filter((id) => !gone.has(id));
-  const transitions: NewChangeEvent[] = [];
-  if (writes.trustPolicy) {
-    // A new trust policy can move any verdict: every metric, in this apply's transaction.
-    await everyMetricTransitions(plan.orgId, options.trust, options.now, async (evaluate) => {
-      const page = await evaluate(tx);
-      transitions.push(...page.events);
-      return page;
-    });
-  } else {
-    transitions.push(...(await trustTransitions(tx, plan.orgId, candidates, options.trust, options.now)));
-  }
+  const written = { before, touched: touchedBy(writes), removed: writes.removed, policyChanged: !!writes.trustPolicy };
+  const transitions = await transitionsAfter(tx, plan.orgId, written, options);
   return recordEvents(tx, plan.orgId, [...applyEvents(plan, details, removed), ...transitions], options.now);
 }
 
@@ -209,10 +147,7 @@ export async function applyRegistryDocument(
   };
   return prisma.$transaction(async (tx) => {
     if (!dryRun) {
-      await lockRegistry(tx, orgId);
-      await tx.$executeRawUnsafe(`SET LOCAL statement_timeout = ${APPLY_TIMEOUT_MS}`);
-      // Writes of this transaction are the apply's: they keep the applied_hash they set (see the migration).
-      await tx.$executeRawUnsafe(`SET LOCAL registry.apply = 'on'`);
+      await beginApply(tx, orgId);
     }
     const keys = document.metrics.map((metric) => metric.key);
     const state = await readRegistryState(tx, orgId, keys, {

@@ -59,8 +59,17 @@ export function impactedMetrics(
     const known = found.get(id);
     if (known === undefined || IMPACT_CHANGES.indexOf(change) < IMPACT_CHANGES.indexOf(known)) found.set(id, change);
   };
-  const idByKey = new Map(state.metrics.map((metric) => [metric.key, metric.id]));
-  const keyById = new Map(state.metrics.map((metric) => [metric.id, metric.key]));
+  // Built when first needed: a plan of a chunk of an upload that changes nothing needs neither.
+  let idByKey: Map<string, string> | undefined;
+  let keyById: Map<string, string> | undefined;
+  const idOf = (key: string) => {
+    idByKey ??= new Map(state.metrics.map((metric) => [metric.key, metric.id]));
+    return idByKey.get(key);
+  };
+  const keyOf = (id: string) => {
+    keyById ??= new Map(state.metrics.map((metric) => [metric.id, metric.key]));
+    return keyById.get(id);
+  };
   for (const id of plan.writes.removed) note(id, 'removed');
   for (const { id, data } of plan.writes.updated) {
     const before = details.get(id);
@@ -70,14 +79,15 @@ export function impactedMetrics(
   }
   for (const entry of plan.entries) {
     if (entry.result !== 'updated') continue;
-    const id = idByKey.get(entry.key);
-    if (id && entry.changed_fields.some((field) => DEFINITION_FIELDS.includes(field))) note(id, 'definition_changed');
+    if (!entry.changed_fields.some((field) => DEFINITION_FIELDS.includes(field))) continue;
+    const id = idOf(entry.key);
+    if (id) note(id, 'definition_changed');
   }
   // A supersedes relationship that the registry does not have yet, to a metric it has.
   const replaced = new Set(plan.writes.relationshipsOf);
   for (const relationship of plan.writes.relationships) {
     if (relationship.kind !== 'supersedes') continue;
-    const targetKey = keyById.get(relationship.targetMetricId);
+    const targetKey = keyOf(relationship.targetMetricId);
     if (targetKey === undefined) continue;
     if (replaced.has(relationship.metricId)) {
       const before = details.get(relationship.metricId)?.relationships ?? [];

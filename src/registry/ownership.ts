@@ -82,8 +82,10 @@ export function decideFields(input: DecideInput): FieldDecision {
 /** A plan's conflicts, each at the place of its field in the document. */
 export interface PlacedConflict {
   key: string;
-  /** the metric's place in the document */
+  /** the metric's place in the document (in its part, for an upload's) */
   index: number;
+  /** the part of an upload the metric is in; absent for a document */
+  part?: number;
   conflict: FieldConflict;
 }
 
@@ -96,8 +98,8 @@ export class ConflictsRefused extends RegistryError {
   constructor(conflicts: readonly PlacedConflict[], force: string) {
     super(
       conflicts.map(
-        ({ index, conflict }): RegistryProblem => ({
-          path: ['metrics', index, conflict.field],
+        ({ index, part, conflict }): RegistryProblem => ({
+          path: [...(part === undefined ? [] : ['parts', part]), 'metrics', index, conflict.field],
           message: `conflict: source "${conflict.owner}" owns this field and set another value (${force} takes it over)`,
         }),
       ),

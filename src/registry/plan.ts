@@ -163,7 +163,7 @@ interface Resolver {
   state: RegistryState;
   writes: Pick<PlanWrites, 'projects' | 'domains'>;
   problems: RegistryProblem[];
-  idsByKey: Map<string, string>;
+  idsByKey: ReadonlyMap<string, string>;
 }
 
 /** A project or domain id by name, creating one (in the plan) when the organization has none of that name. */
@@ -348,26 +348,37 @@ function keptAsStored(row: MetricRow, stored: StoredMetric, decision: FieldDecis
   return merged as MetricRow;
 }
 
-/** Relationship targets and inputs must exist after the apply: in the document, or kept in the registry. */
-function checkTargets(document: RegistryDocument, state: RegistryState, prune: boolean): RegistryProblem[] {
-  const listed = new Set(document.metrics.map((metric) => metric.key));
+/** What {@link checkTargets} reads of a metric: its relationships' targets and its inputs. */
+type Links = Pick<RegistryMetric, 'relationships' | 'inputs'>;
+
+/**
+ * Relationship targets and inputs must exist after the apply: listed (in the
+ * document, or in any part of an upload), or kept in the registry. `place`
+ * is the path of the metric at `m`.
+ */
+export function checkTargets(
+  metrics: readonly Links[],
+  listed: ReadonlySet<string>,
+  state: RegistryState,
+  options: { source: string; prune: boolean; place: (m: number) => PropertyKey[] },
+): RegistryProblem[] {
   const stored = new Set(state.metrics.map((metric) => metric.key));
-  const ownSource = new Set(state.metrics.filter((m) => m.source === document.source).map((m) => m.key));
+  const ownSource = new Set(state.metrics.filter((m) => m.source === options.source).map((m) => m.key));
   const problems: RegistryProblem[] = [];
   const check = (key: string, path: PropertyKey[]) => {
     if (listed.has(key)) return;
     if (!stored.has(key)) {
       problems.push({ path, message: `no metric with key "${key}" in the document or the registry` });
-    } else if (prune && ownSource.has(key)) {
+    } else if (options.prune && ownSource.has(key)) {
       problems.push({ path, message: `metric "${key}" is not in the document, so prune would remove it` });
     }
   };
-  document.metrics.forEach((metric, m) => {
+  metrics.forEach((metric, m) => {
     metric.relationships.forEach((relationship, r) => {
-      check(relationship.target, ['metrics', m, 'relationships', r, 'target']);
+      check(relationship.target, [...options.place(m), 'relationships', r, 'target']);
     });
     metric.inputs.forEach((input, i) => {
-      check(input, ['metrics', m, 'inputs', i]);
+      check(input, [...options.place(m), 'inputs', i]);
     });
   });
   return problems;
@@ -436,6 +447,29 @@ function entryHash(row: MetricRow, governance: Governance, source: string, field
   );
 }
 
+/** The registry's metrics by key, and the id of every key after the apply. */
+export interface RegistryIndex {
+  stored: ReadonlyMap<string, StoredSummary>;
+  /** a stored metric's id, a removed one's (it is restored), else the UUIDv5 of the organization and the key */
+  ids: ReadonlyMap<string, string>;
+}
+
+/** The index of the registry's metrics and of the keys `listed`. */
+export function registryIndex(state: RegistryState, listed: Iterable<string>): RegistryIndex {
+  const ids = new Map(state.metrics.map((metric) => [metric.key, metric.id]));
+  for (const key of listed) {
+    if (!ids.has(key)) ids.set(key, state.archived.get(key)?.id ?? uuidV5(state.orgId, key));
+  }
+  return { stored: new Map(state.metrics.map((metric) => [metric.key, metric])), ids };
+}
+
+/** The stored inputs of the metrics that stay after the apply: a prune removes the source's unlisted ones. */
+export function inputsThatStay(state: RegistryState, source: string, prune: boolean): [string, string][] {
+  if (!prune) return state.otherInputs;
+  const pruned = new Set(state.metrics.filter((m) => m.source === source).map((m) => m.key));
+  return state.otherInputs.filter(([key]) => !pruned.has(key));
+}
+
 /**
  * Step one: the rows the document asks for, resolved against the registry's
  * names and members. RegistryError when it cannot apply to this registry
@@ -447,34 +481,44 @@ export function desireDocument(
   state: RegistryState,
   options: PlanOptions,
 ): DesiredDocument {
-  const now = options.now.toISOString();
-  const storedByKey = new Map(state.metrics.map((metric) => [metric.key, metric]));
-  const idsByKey = new Map(state.metrics.map((metric) => [metric.key, metric.id]));
-  for (const metric of document.metrics) {
-    if (!idsByKey.has(metric.key)) {
-      idsByKey.set(metric.key, state.archived.get(metric.key)?.id ?? uuidV5(state.orgId, metric.key));
-    }
-  }
+  const keys = document.metrics.map((metric) => metric.key);
   const { source } = document;
-  const problems = checkTargets(document, state, options.prune);
-  // A prune removes the source's metrics the document does not list, and their inputs with them.
-  const pruned = new Set(options.prune ? state.metrics.filter((m) => m.source === source).map((m) => m.key) : []);
-  problems.push(
-    ...inputCycleProblems(
-      document.metrics,
-      state.otherInputs.filter(([key]) => !pruned.has(key)),
-    ),
-  );
+  const problems = checkTargets(document.metrics, new Set(keys), state, {
+    source,
+    prune: options.prune,
+    place: (m) => ['metrics', m],
+  });
+  problems.push(...inputCycleProblems(document.metrics, inputsThatStay(state, source, options.prune)));
+  const desired = desireMetrics(document, state, registryIndex(state, keys), options.now, problems);
+  if (problems.length > 0) throw new RegistryError(problems);
+  return desired;
+}
+
+/**
+ * The rows of the document's metrics, each reference resolved by `index`;
+ * approvers who are not members are added to `problems` (at
+ * `metrics[m]...`). Projects and domains the document names and the
+ * registry has not are in the result, to create.
+ */
+export function desireMetrics(
+  document: RegistryDocument,
+  state: RegistryState,
+  index: RegistryIndex,
+  at: Date,
+  problems: RegistryProblem[],
+): DesiredDocument {
+  const now = at.toISOString();
+  const { source } = document;
   const created: Pick<PlanWrites, 'projects' | 'domains'> = { projects: [], domains: [] };
   const resolver: Resolver = {
     state: { ...state, projects: new Map(state.projects), domains: new Map(state.domains) },
     writes: created,
     problems,
-    idsByKey,
+    idsByKey: index.ids,
   };
   const metrics = document.metrics.map((metric, m): DesiredMetric => {
-    const stored = storedByKey.get(metric.key);
-    const id = stored?.id ?? (idsByKey.get(metric.key) as string);
+    const stored = index.stored.get(metric.key);
+    const id = stored?.id ?? (index.ids.get(metric.key) as string);
     const row = desiredRow(resolver, metric, id, now);
     const governance = desiredGovernance(resolver, metric, m, id);
     const fieldsSet = document.fieldsSet[m] ?? [];
@@ -492,7 +536,6 @@ export function desireDocument(
       hash: entryHash(row, governance, source, fieldsSet),
     };
   });
-  if (problems.length > 0) throw new RegistryError(problems);
   return {
     source,
     metrics,
@@ -508,31 +551,37 @@ export function metricsToCompare(desired: DesiredDocument): string[] {
   );
 }
 
+/** Writes of a plan that writes nothing. */
+export const noWrites = (): PlanWrites => ({
+  projects: [],
+  domains: [],
+  created: [],
+  restored: [],
+  updated: [],
+  governanceOf: [],
+  versions: [],
+  approvals: [],
+  relationshipsOf: [],
+  relationships: [],
+  inputsOf: [],
+  inputs: [],
+  removed: [],
+});
+
 /**
  * Step two: the plan, from step one and the stored metrics it named
- * (`details`, by id). A metric whose hash matches is unchanged unread.
+ * (`details`, by id). A metric whose hash matches is unchanged unread. A
+ * plan of a `part` of what is applied (a chunk of an upload) plans its
+ * metrics only: not the registry's others, nor the trust policy.
  */
 export function planApply(
   desired: DesiredDocument,
   state: RegistryState,
   details: ReadonlyMap<string, StoredMetric>,
   options: PlanOptions,
+  scope: 'whole' | 'part' = 'whole',
 ): Plan {
-  const writes: PlanWrites = {
-    projects: desired.projects,
-    domains: desired.domains,
-    created: [],
-    restored: [],
-    updated: [],
-    governanceOf: [],
-    versions: [],
-    approvals: [],
-    relationshipsOf: [],
-    relationships: [],
-    inputsOf: [],
-    inputs: [],
-    removed: [],
-  };
+  const writes: PlanWrites = { ...noWrites(), projects: desired.projects, domains: desired.domains };
   const entries: PlanEntry[] = [];
   const conflicts: Plan['conflicts'] = [];
   const { source } = desired;
@@ -602,21 +651,53 @@ export function planApply(
     writes.updated.push({ id, data });
     entries.push({ key: metric.key, result: 'updated', changed_fields: fields, changes, ...conflictsOf });
   });
-  const listed = new Set(desired.metrics.map((metric) => metric.key));
+  if (scope === 'part') return planOf(state.orgId, source, { conflicts, entries, trustPolicy: 'unchanged', writes });
+  const others = planOthers(state, new Set(desired.metrics.map((metric) => metric.key)), source, options.prune);
+  entries.push(...others.entries);
+  writes.removed = others.removed;
+  const trustPolicy = trustPolicyResult(state, desired.trustPolicy);
+  if (trustPolicy === 'changed') writes.trustPolicy = { value: desired.trustPolicy ?? null };
+  return planOf(state.orgId, source, { conflicts, entries, trustPolicy, writes });
+}
+
+/**
+ * The registry's metrics not `listed`: `absent`, or `removed` by a prune
+ * (the applying source's only: another source's stay, absent).
+ */
+export function planOthers(
+  state: RegistryState,
+  listed: ReadonlySet<string>,
+  source: string,
+  prune: boolean,
+): { entries: PlanEntry[]; removed: string[] } {
+  const entries: PlanEntry[] = [];
+  const removed: string[] = [];
   for (const stored of state.metrics) {
     if (listed.has(stored.key)) continue;
-    // A prune removes the applying source's metrics only: another source's stay, absent from this document.
-    const removed = options.prune && stored.source === source;
-    if (removed) writes.removed.push(stored.id);
-    entries.push({ key: stored.key, result: removed ? 'removed' : 'absent', changed_fields: [] });
+    const removes = prune && stored.source === source;
+    if (removes) removed.push(stored.id);
+    entries.push({ key: stored.key, result: removes ? 'removed' : 'absent', changed_fields: [] });
   }
+  return { entries, removed };
+}
+
+/** Whether the stored trust policy differs from `policy` (undefined: the document has none, so it stays). */
+export function trustPolicyResult(
+  state: RegistryState,
+  policy: TrustPolicyDocument | null | undefined,
+): TrustPolicyResult {
+  return policy !== undefined && canonical(policy) !== canonical(state.trustPolicy ?? null) ? 'changed' : 'unchanged';
+}
+
+/** A plan of its entries (counted into totals) and writes. */
+export function planOf(
+  orgId: string,
+  source: string,
+  parts: Pick<Plan, 'conflicts' | 'entries' | 'trustPolicy' | 'writes'>,
+): Plan {
   const totals = Object.fromEntries(PLAN_RESULTS.map((result) => [result, 0])) as Record<PlanResult, number>;
-  for (const entry of entries) totals[entry.result]++;
-  let trustPolicy: TrustPolicyResult = 'unchanged';
-  if (desired.trustPolicy !== undefined && canonical(desired.trustPolicy) !== canonical(state.trustPolicy ?? null)) {
-    trustPolicy = 'changed';
-    writes.trustPolicy = { value: desired.trustPolicy };
-  }
-  const changes = totals.created + totals.restored + totals.updated + totals.removed > 0 || trustPolicy === 'changed';
-  return { orgId: state.orgId, source, conflicts, entries, totals, trustPolicy, writes, changes };
+  for (const entry of parts.entries) totals[entry.result]++;
+  const changes =
+    totals.created + totals.restored + totals.updated + totals.removed > 0 || parts.trustPolicy === 'changed';
+  return { orgId, source, ...parts, totals, changes };
 }

@@ -37,7 +37,7 @@ export function writeConnections(poolSize: number): number {
 
 /** Who writes and what: named to the writers who find the registry busy. */
 export interface RegistryWriter {
-  write: 'apply' | 'validations' | 'discussion';
+  write: 'apply' | 'upload' | 'validations' | 'discussion';
   by: { kind: 'service_token' | 'user'; id: string };
 }
 
@@ -75,7 +75,7 @@ const FIRST_PAUSE_MS = 50;
 const MAX_PAUSE_MS = 1000;
 
 /** The label a writer's session shows while it holds the lock: at most 59 bytes (63 allowed). */
-const LABEL = /^registry:(apply|validations|discussion):(t|u):([0-9a-f-]{36})$/;
+const LABEL = /^registry:(apply|upload|validations|discussion):(t|u):([0-9a-f-]{36})$/;
 
 function labelOf(writer: RegistryWriter): string {
   return `registry:${writer.write}:${writer.by.kind === 'service_token' ? 't' : 'u'}:${writer.by.id}`;
@@ -161,6 +161,7 @@ export function createRegistryWriteQueue(prisma: PrismaClient, settings: Registr
     if (!id) return 'another write of this organization’s registry';
     const what = {
       apply: 'an apply',
+      upload: 'a part of an upload being stored',
       validations: 'a recording of validation results',
       discussion: 'a discussion write',
     }[write as RegistryWriter['write']];

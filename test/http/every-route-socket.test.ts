@@ -14,6 +14,7 @@ import { createSession } from '../../src/admin/sessions.js';
 import { createMetrics, startMetricsServer } from '../../src/http/metrics.js';
 import { csrfTokenOf } from '../../src/http/pages/csrf.js';
 import { PAGE_STYLESHEET } from '../../src/pages/assets.js';
+import { createUpload } from '../../src/registry/upload.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { manifestOf, runResultsOf, shop } from '../helpers/dbt-artifacts.js';
 import { type Receiver, startReceiver } from '../helpers/webhook-receiver.js';
@@ -126,6 +127,7 @@ const CALLS: [route: string, call: () => Call | Promise<Call>][] = [
     },
   ],
   ['GET /api/registry', () => ({ path: '/api/registry?format=osi', init: { headers: asToken() }, status: 200 })],
+  ...uploadCalls(),
   ['GET /api/v1/metrics', () => ({ path: '/api/v1/metrics', init: { headers: asKey() }, status: 200 })],
   [
     'GET /api/v1/metrics/:id',
@@ -338,6 +340,48 @@ const CALLS: [route: string, call: () => Call | Promise<Call>][] = [
   ['DELETE /mcp', () => ({ path: '/mcp', init: { method: 'DELETE', headers: asKey() }, status: 405 })],
 ];
 
+/**
+ * The routes of an upload in parts, as the CI token: one upload opened, read,
+ * given a part and applied (which removes it), and a second one dropped. The
+ * part lists what PUT /api/registry applied above, so the registry stays as it is.
+ */
+function uploadCalls(): [string, () => Call | Promise<Call>][] {
+  // No body: no Content-Type either, as a client sends these.
+  const bare = () => ({ authorization: asToken().authorization });
+  const upload = (rest = '') => `/api/registry/uploads/${made.upload}${rest}`;
+  return [
+    [
+      'POST /api/registry/uploads',
+      () => ({ path: '/api/registry/uploads', init: { method: 'POST', headers: bare() }, status: 201 }),
+    ],
+    ['GET /api/registry/uploads/:upload_id', () => ({ path: upload(), init: { headers: bare() }, status: 200 })],
+    [
+      'PUT /api/registry/uploads/:upload_id/parts/:part',
+      () => ({
+        path: upload('/parts/1'),
+        init: json('PUT', asToken(), doc(org.slug, [docMetric('orders', { lifecycle_status: 'RELEASED' })])),
+        status: 200,
+      }),
+    ],
+    [
+      'POST /api/registry/uploads/:upload_id/apply',
+      () => ({ path: upload('/apply'), init: { method: 'POST', headers: bare() }, status: 200 }),
+    ],
+    [
+      'DELETE /api/registry/uploads/:upload_id',
+      async () => {
+        // An upload of its own: the one above is gone once applied.
+        const spare = await createUpload(t.database.prisma, org.id);
+        return {
+          path: `/api/registry/uploads/${spare.upload_id}`,
+          init: { method: 'DELETE', headers: bare() },
+          status: 204,
+        };
+      },
+    ],
+  ];
+}
+
 /** The discussion routes, as the owner (a session), on the metric the list found. */
 function discussionCalls(): [string, () => Call][] {
   const owner = () => ({ ...asAdmin(), 'content-type': 'application/json' });
@@ -462,6 +506,7 @@ async function remember(route: string, res: Response): Promise<void> {
   if (route === 'GET /api/v1/metrics') made.metric = (await res.clone().json()).data[0].id;
   const id = async () => (await res.clone().json()).data.id as string;
   if (route === 'POST /api/api-keys') made.apiKey = await id();
+  if (route === 'POST /api/registry/uploads') made.upload = (await res.clone().json()).data.upload_id;
   if (route === 'POST /api/service-tokens') made.serviceToken = await id();
   if (route === 'POST /api/metrics/:id/threads') made.thread = await id();
   if (route === 'POST /api/threads/:id/messages') made.message = await id();

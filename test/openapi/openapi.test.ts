@@ -124,6 +124,11 @@ describe('the document', () => {
         'POST /api/api-keys',
         'GET /api/registry',
         'PUT /api/registry',
+        'POST /api/registry/uploads',
+        'GET /api/registry/uploads/{upload_id}',
+        'DELETE /api/registry/uploads/{upload_id}',
+        'PUT /api/registry/uploads/{upload_id}/parts/{part}',
+        'POST /api/registry/uploads/{upload_id}/apply',
         'POST /api/validations',
         'POST /api/validations/dbt',
         'GET /api/metrics/{id}/usage',
@@ -211,6 +216,13 @@ describe('the document', () => {
       .filter(([path]) => !/\/(usage|sources)$/.test(path))
       .flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`));
     expect(discussions).toHaveLength(13);
+    const uploads = [
+      'POST /api/registry/uploads',
+      'GET /api/registry/uploads/{upload_id}',
+      'DELETE /api/registry/uploads/{upload_id}',
+      'PUT /api/registry/uploads/{upload_id}/parts/{part}',
+      'POST /api/registry/uploads/{upload_id}/apply',
+    ];
     expect(withToken.sort()).toEqual(
       [
         'GET /api/metrics/{id}/sources',
@@ -219,6 +231,7 @@ describe('the document', () => {
         'POST /api/validations',
         'POST /api/validations/dbt',
         'PUT /api/registry',
+        ...uploads,
         ...discussions,
       ].sort(),
     );
@@ -233,6 +246,14 @@ describe('the document', () => {
       { serviceToken: ['registry:write'] },
       { sessionCookie: [] },
     ]);
+    // Uploads in parts take PUT /api/registry's callers.
+    for (const route of uploads) {
+      const [method, path] = route.split(' ') as [string, string];
+      expect(document.paths[path]?.[method.toLowerCase()]?.security, route).toEqual([
+        { serviceToken: ['registry:write'] },
+        { sessionCookie: [] },
+      ]);
+    }
     expect(document.paths['/api/validations']?.post?.security).toEqual([
       { serviceToken: ['validations:write'] },
       { sessionCookie: [] },
@@ -997,6 +1018,238 @@ describe('registry write routes and service tokens conform', () => {
         expectDocumentedBody('POST', VALIDATIONS, res);
       }
     }
+  });
+
+  it('uploads in parts: create (201), parts as JSON and YAML, read, apply (200), delete (204), and the documented errors', async () => {
+    const UPLOADS = '/api/registry/uploads';
+    const UPLOAD = '/api/registry/uploads/{upload_id}';
+    const PART = '/api/registry/uploads/{upload_id}/parts/{part}';
+    const APPLY = '/api/registry/uploads/{upload_id}/apply';
+    const defaults = { project: 'Core Analytics', owner_team: 'Finance Analytics' };
+    const metric = (key: string, fields: Record<string, unknown> = {}) => ({
+      key,
+      name: `Upload ${key}`,
+      description: `About ${key}.`,
+      sql_expression: 'SUM(amount)',
+      lifecycle_status: 'RELEASED',
+      ...fields,
+    });
+    const first = { organization: 'acme', defaults, metrics: [metric('upload_orders')] };
+    const secondYaml = [
+      'organization: acme',
+      'defaults: { project: Core Analytics, owner_team: Finance Analytics }',
+      'metrics:',
+      '  - key: upload_orders_net',
+      '    name: Upload upload_orders_net',
+      '    description: About upload_orders_net.',
+      '    sql_expression: SUM(amount)',
+      '    lifecycle_status: RELEASED',
+      // A relationship to a metric of part 1: checked when the upload is applied, found then.
+      '    relationships: [{ kind: related_to, target: upload_orders }]',
+      '  - key: upload_refunds',
+      '    name: Upload upload_refunds',
+      '    description: About upload_refunds.',
+      '    sql_expression: SUM(amount)',
+      '    lifecycle_status: RELEASED',
+      '',
+    ].join('\n');
+    const second = (parseDocumentText(secondYaml, 'yaml') as { ok: true; value: unknown }).value;
+    expectRequestConforms('PUT', PART, 'application/json', first);
+    expectRequestConforms('PUT', PART, 'application/yaml', second);
+    const session = cookie(admin);
+    const open = async (headers: Record<string, string>) => {
+      const res = await route('POST', UPLOADS, UPLOADS, { headers });
+      expect(res.statusCode, res.body).toBe(201);
+      return res.json().data as { upload_id: string; created_at: string; expires_at: string };
+    };
+    const partsOf = (res: { json(): { data: { parts: { part: number; metrics: number }[] } } }) =>
+      res.json().data.parts.map((p) => [p.part, p.metrics]);
+
+    // The CI token: create, part 1 (JSON), read, dry run, apply (its TOKEN_RATE_LIMIT a minute, spent exactly).
+    const token = await newToken(['registry:write']);
+    const created = await open(bearerOf(token));
+    const id = created.upload_id;
+    expect(created).toEqual({
+      upload_id: id,
+      created_at: created.created_at,
+      expires_at: created.expires_at,
+      metrics: 0,
+      parts: [],
+    });
+    expect(Date.parse(created.expires_at) - Date.parse(created.created_at)).toBe(24 * 3600 * 1000);
+    const url = (rest = '') => `${UPLOADS}/${id}${rest}`;
+
+    const part1 = await route('PUT', PART, url('/parts/1'), {
+      headers: { ...bearerOf(token), ...asJson },
+      payload: JSON.stringify(first),
+    });
+    expect(part1.statusCode, part1.body).toBe(200);
+    expect(part1.json().data).toMatchObject({
+      upload_id: id,
+      metrics: 1,
+      parts: [{ part: 1, source: 'registry', metrics: 1, trust_policy: false }],
+    });
+
+    // The admin's session: part 2 (YAML).
+    const part2 = await route('PUT', PART, url('/parts/2'), {
+      headers: { ...session, ...asYaml },
+      payload: secondYaml,
+    });
+    expect(part2.statusCode, part2.body).toBe(200);
+    expect(part2.json().data.metrics).toBe(3);
+    expect(partsOf(part2)).toEqual([
+      [1, 1],
+      [2, 2],
+    ]);
+
+    const read = await route('GET', UPLOAD, url(), { headers: bearerOf(token) });
+    expect(read.statusCode, read.body).toBe(200);
+    expect(read.json()).toEqual(part2.json());
+
+    // Refused parts keep nothing: a key of part 1 again, a part number that is not one, another
+    // organization's document, a body neither JSON nor YAML; a read key is no caller.
+    const duplicate = await route('PUT', PART, url('/parts/3'), {
+      headers: { ...session, ...asJson },
+      payload: JSON.stringify({
+        organization: 'acme',
+        defaults,
+        metrics: [metric('upload_returns'), metric('upload_orders')],
+      }),
+    });
+    expect([duplicate.statusCode, duplicate.json()]).toEqual([
+      400,
+      { error: 'metrics[1].key: duplicate key "upload_orders": also parts[1].metrics[0]' },
+    ]);
+    for (const part of ['0', '101', '1.5', 'x', '-1']) {
+      const res = await route('PUT', PART, url(`/parts/${part}`), {
+        headers: { ...session, ...asJson },
+        payload: JSON.stringify(first),
+      });
+      expect([res.statusCode, res.json()], part).toEqual([400, { error: 'part must be a whole number from 1 to 100' }]);
+      expectDocumentedBody('PUT', PART, res);
+    }
+    const otherOrganization = await route('PUT', PART, url('/parts/3'), {
+      headers: { ...session, ...asJson },
+      payload: JSON.stringify({ ...first, organization: 'globex' }),
+    });
+    expect(otherOrganization.statusCode, otherOrganization.body).toBe(403);
+    expectDocumentedBody('PUT', PART, otherOrganization);
+    const notADocument = await route('PUT', PART, url('/parts/3'), {
+      headers: { ...session, 'content-type': 'text/plain' },
+      payload: JSON.stringify(first),
+    });
+    expect(notADocument.statusCode, notADocument.body).toBe(415);
+    expectDocumentedBody('PUT', PART, notADocument);
+    const readKeyRefused = await route('GET', UPLOAD, url(), {
+      headers: { authorization: `Bearer ${readKey.secret}` },
+    });
+    expect(readKeyRefused.statusCode).toBe(401);
+    expect(partsOf(await route('GET', UPLOAD, url(), { headers: session }))).toEqual([
+      [1, 1],
+      [2, 2],
+    ]);
+
+    const unknownParameter = await route('POST', APPLY, url('/apply?format=osi'), { headers: session });
+    expect([unknownParameter.statusCode, unknownParameter.json()]).toEqual([
+      400,
+      {
+        error:
+          'unknown query parameter "format": this route takes dry_run, prune, allow_removals, source, force_conflicts, check',
+      },
+    ]);
+    expectDocumentedBody('POST', APPLY, unknownParameter);
+
+    // A dry run plans the three metrics and keeps the upload; the apply writes them and removes it.
+    const dryRun = await route('POST', APPLY, url('/apply?dry_run=true'), { headers: bearerOf(token) });
+    expect(dryRun.statusCode, dryRun.body).toBe(200);
+    const planned = dryRun.json().data;
+    expect(planned).toMatchObject({
+      upload_id: id,
+      organization: 'acme',
+      source: 'registry',
+      dry_run: true,
+      applied: false,
+    });
+    // The upload's metrics in the order of its parts, then the organization's others (arr_old among them), absent.
+    const others = planned.plan.slice(3) as { key: string; result: string }[];
+    expect(planned.plan.slice(0, 3)).toEqual(
+      ['upload_orders', 'upload_orders_net', 'upload_refunds'].map((key) => entry(key, 'created')),
+    );
+    expect(new Set(others.map((entry) => entry.result))).toEqual(new Set(['absent']));
+    expect(others.map((entry) => entry.key)).toContain('arr_old');
+    expect(planned.totals).toEqual({
+      created: 3,
+      restored: 0,
+      updated: 0,
+      unchanged: 0,
+      absent: others.length,
+      removed: 0,
+    });
+    // check=true plans as a dry run does and says the registry is not in sync; the upload is kept for the apply.
+    const check = await route('POST', APPLY, url('/apply?check=true'), { headers: session });
+    expect(check.statusCode, check.body).toBe(200);
+    expect(check.json().data).toMatchObject({ dry_run: true, applied: false, in_sync: false, totals: planned.totals });
+    const applied = await route('POST', APPLY, url('/apply'), { headers: bearerOf(token) });
+    expect(applied.statusCode, applied.body).toBe(200);
+    expect(applied.json().data).toMatchObject({ upload_id: id, dry_run: false, applied: true, totals: planned.totals });
+    expect(applied.json().data.plan).toEqual(planned.plan);
+
+    const gone = await route('GET', UPLOAD, url(), { headers: session });
+    expect([gone.statusCode, gone.json()]).toEqual([404, { error: 'Upload not found' }]);
+    expectDocumentedBody('GET', UPLOAD, gone);
+    expect((await route('POST', APPLY, url('/apply'), { headers: session })).statusCode).toBe(404);
+    // The same metrics as one document plan nothing: the upload applied them as they are.
+    const again = await apply(
+      '?dry_run=true',
+      session,
+      { organization: 'acme', defaults, metrics: [...first.metrics, ...(second as { metrics: unknown[] }).metrics] },
+      'json',
+    );
+    expect(again.totals).toMatchObject({ created: 0, updated: 0, unchanged: 3 });
+
+    // Unknown ids, and ids that cannot be one, are 404 on every route.
+    const unknown = `${UPLOADS}/${randomUUID()}`;
+    const notFound: [Method, string, string, InjectOptions][] = [
+      ['GET', UPLOAD, unknown, { headers: session }],
+      ['GET', UPLOAD, `${UPLOADS}/nope`, { headers: session }],
+      ['DELETE', UPLOAD, unknown, { headers: session }],
+      ['POST', APPLY, `${unknown}/apply`, { headers: session }],
+      ['PUT', PART, `${unknown}/parts/1`, { headers: { ...session, ...asJson }, payload: JSON.stringify(first) }],
+    ];
+    for (const [method, template, requestUrl, options] of notFound) {
+      const res = await route(method, template, requestUrl, options);
+      expect([res.statusCode, res.json()], `${method} ${requestUrl}`).toEqual([404, { error: 'Upload not found' }]);
+      expectDocumentedBody(method, template, res);
+    }
+
+    // A second upload: applied without parts it is refused and kept; deleted, it is gone.
+    const empty = (await open(session)).upload_id;
+    const noParts = await route('POST', APPLY, `${UPLOADS}/${empty}/apply`, { headers: session });
+    expect([noParts.statusCode, noParts.json()]).toEqual([400, { error: '(document): the upload has no parts yet' }]);
+    expectDocumentedBody('POST', APPLY, noParts);
+    expect((await route('GET', UPLOAD, `${UPLOADS}/${empty}`, { headers: session })).statusCode).toBe(200);
+    const deleted = await route('DELETE', UPLOAD, `${UPLOADS}/${empty}`, { headers: session });
+    expect([deleted.statusCode, deleted.body]).toEqual([204, '']);
+    expect((await route('GET', UPLOAD, `${UPLOADS}/${empty}`, { headers: session })).statusCode).toBe(404);
+    expect((await route('DELETE', UPLOAD, `${UPLOADS}/${empty}`, { headers: session })).statusCode).toBe(404);
+
+    // Five open at once; the sixth is refused. They are deleted after, so the organization has none open.
+    const five: string[] = [];
+    for (let n = 0; n < 5; n++) five.push((await open(session)).upload_id);
+    const sixth = await route('POST', UPLOADS, UPLOADS, { headers: session });
+    expect([sixth.statusCode, sixth.json()]).toEqual([
+      409,
+      {
+        error: 'An organization has at most 5 uploads open at once: apply or delete one before creating another',
+      },
+    ]);
+    expectDocumentedBody('POST', UPLOADS, sixth);
+    for (const upload of five) {
+      expect((await route('DELETE', UPLOAD, `${UPLOADS}/${upload}`, { headers: session })).statusCode).toBe(204);
+    }
+    // Deleted ones no longer count: one opens again (and is deleted too).
+    const reopened = (await open(session)).upload_id;
+    expect((await route('DELETE', UPLOAD, `${UPLOADS}/${reopened}`, { headers: session })).statusCode).toBe(204);
   });
 
   it('the change feed of what these applies and validations did conforms (200, 400, 410)', async () => {
