@@ -81,6 +81,7 @@ export const errors = {
   tooManyUploads: (max: number) =>
     plain(409, `An organization has at most ${max} uploads open at once: apply or delete one before creating another`),
   uploadTooLarge: (max: number) => plain(413, `An upload lists at most ${max} metrics`),
+  uploadTooManyBytes: (mib: number) => plain(413, `An upload's parts hold at most ${mib} MiB in all`),
   /** /sign-in/oidc and its callback when OIDC_* are not set (docs/sign-in.md) */
   signInProviderNotSetUp: plain(404, 'Sign-in with a provider is not set up on this service'),
   /** the provider did not answer (its discovery, token or userinfo endpoint) */

@@ -2,8 +2,9 @@
  * The periodic sweep: trust verdicts that time changes (validation evidence
  * becoming stale), expired sessions and sign-in links, the feed's retention,
  * which is also how long a metric a prune removed can be restored
- * (src/registry/archive.ts), and the retention of metric usage
- * (src/metric/usage.ts). Each organization is claimed by one instance per
+ * (src/registry/archive.ts), the retention of metric usage
+ * (src/metric/usage.ts), and uploads in parts left past their expiry
+ * (src/registry/upload.ts). Each organization is claimed by one instance per
  * interval (its `swept_at`, taken with SKIP LOCKED), then swept in a
  * transaction of its own under the registry lock, so it takes turns with
  * applies and validations; an instance that dies mid-sweep leaves the
@@ -185,6 +186,8 @@ async function sweepPages(
         UPDATE change_feed SET pruned_through = greatest(pruned_through, (SELECT through FROM expired))
         WHERE org_id = ${orgId}::uuid AND (SELECT through FROM expired) IS NOT NULL`;
     await tx.$executeRaw`DELETE FROM removed_metric WHERE org_id = ${orgId}::uuid AND removed_at < ${cutoff}`;
+    // Uploads in parts left unapplied past their expiry (src/registry/upload.ts), with their parts.
+    await tx.$executeRaw`DELETE FROM registry_upload WHERE org_id = ${orgId}::uuid AND expires_at <= ${now}`;
     await forgetOldUsage(tx, orgId, now);
     if (everyMetric) await markAllEvaluated(tx, [orgId], staleDays);
   });

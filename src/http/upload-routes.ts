@@ -26,6 +26,7 @@ import {
   createUpload,
   deleteUpload,
   MAX_OPEN_UPLOADS,
+  MAX_UPLOAD_BYTES,
   MAX_UPLOAD_METRICS,
   MAX_UPLOAD_PARTS,
   storeUploadPart,
@@ -92,7 +93,13 @@ function applySource(request: FastifyRequest): string | undefined {
 function uploadRefusal(error: unknown): unknown {
   if (error instanceof UploadNotFound) return new HttpError(errors.uploadNotFound);
   if (error instanceof TooManyUploads) return new HttpError(errors.tooManyUploads(MAX_OPEN_UPLOADS));
-  if (error instanceof UploadTooLarge) return new HttpError(errors.uploadTooLarge(MAX_UPLOAD_METRICS));
+  if (error instanceof UploadTooLarge) {
+    return new HttpError(
+      error.limit === 'metrics'
+        ? errors.uploadTooLarge(MAX_UPLOAD_METRICS)
+        : errors.uploadTooManyBytes(MAX_UPLOAD_BYTES / 1024 / 1024),
+    );
+  }
   return error;
 }
 
@@ -149,8 +156,10 @@ export async function uploadRoutes(app: FastifyInstance, deps: WriteRoutesDeps) 
     },
     handler: async (request) => {
       const principal = writers.of(request);
+      const body = typeof request.body === 'string' ? request.body : '';
+      const bodyBytes = Buffer.byteLength(body);
       const source = await readBody(
-        documentReader.readRegistry(typeof request.body === 'string' ? request.body : '', {
+        documentReader.readRegistry(body, {
           format: 'registry',
           syntax: documentSyntax(request),
           organization: principal.org.slug,
@@ -164,7 +173,7 @@ export async function uploadRoutes(app: FastifyInstance, deps: WriteRoutesDeps) 
       try {
         // A part takes its turn with the organization's other registry writes (src/registry/write-queue.ts).
         const summary = await writeQueue.run(orgOf(principal), writerOf(principal, 'upload'), () =>
-          storeUploadPart(access.prisma, orgOf(principal), uploadIdOf(request), partOf(request), document),
+          storeUploadPart(access.prisma, orgOf(principal), uploadIdOf(request), partOf(request), document, bodyBytes),
         );
         return { data: summary };
       } catch (error) {

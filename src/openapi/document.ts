@@ -54,7 +54,13 @@ import {
 import { DEFAULT_DOCUMENT_READ_SETTINGS } from '../registry/read-off-thread.js';
 import { DEFAULT_PRUNE_MAX_REMOVALS, RemovalsNotAllowed } from '../registry/removals.js';
 import { SOURCE_FORMATS } from '../registry/source.js';
-import { MAX_OPEN_UPLOADS, MAX_UPLOAD_METRICS, MAX_UPLOAD_PARTS, UPLOAD_TTL_MS } from '../registry/upload.js';
+import {
+  MAX_OPEN_UPLOADS,
+  MAX_UPLOAD_BYTES,
+  MAX_UPLOAD_METRICS,
+  MAX_UPLOAD_PARTS,
+  UPLOAD_TTL_MS,
+} from '../registry/upload.js';
 import { DEFAULT_REGISTRY_WRITE_SETTINGS } from '../registry/write-queue.js';
 import { MAX_WAIT_SECONDS } from '../rest/changes-route.js';
 import { MAX_WEBHOOKS_PER_ORGANIZATION } from '../webhooks/endpoints.js';
@@ -794,7 +800,7 @@ function buildPaths() {
           'registry documents, the parts of an upload, then applied whole in one transaction ' +
           '(`POST /api/registry/uploads/{upload_id}/apply`; docs/registry.md, "Uploads in parts"). This opens one: ' +
           `an organization keeps at most ${MAX_OPEN_UPLOADS} open, each for ${UPLOAD_TTL_MS / 3_600_000} hours ` +
-          '(expired ones are removed when the next is opened). No body and no query parameter.\n\n' +
+          '(expired ones are removed by the sweep, or when the next is opened). No body and no query parameter.\n\n' +
           writerDescription('registry:write'),
         security: writer('registry:write'),
         responses: {
@@ -929,10 +935,11 @@ function buildPaths() {
           '409': writeQueueResponses['409'],
           '413': errorResponse(
             `The body is larger than ${REGISTRY_BODY_LIMIT / MiB} MiB, or the upload would list more than ` +
-              `${MAX_UPLOAD_METRICS} metrics.`,
+              `${MAX_UPLOAD_METRICS} metrics or hold more than ${MAX_UPLOAD_BYTES / MiB} MiB of part bodies.`,
             rateLimitHeaders,
             writeRouteErrors.bodyTooLarge,
             errors.uploadTooLarge(MAX_UPLOAD_METRICS),
+            errors.uploadTooManyBytes(MAX_UPLOAD_BYTES / MiB),
           ),
           '415': errorResponse(
             'The body is neither JSON nor YAML (by its Content-Type).',

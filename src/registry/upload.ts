@@ -16,7 +16,7 @@
  *
  * An upload belongs to its organization; it is removed once applied, when
  * deleted, and after it expires (UPLOAD_TTL_MS after it was created, removed
- * when the organization next creates one).
+ * by the sweep or when the organization next creates one).
  */
 import { randomUUID } from 'node:crypto';
 import { insertRows } from '../db/bulk-write.js';
@@ -29,6 +29,8 @@ import { RegistryError, type RegistryProblem } from './registry-error.js';
 export const MAX_UPLOAD_PARTS = 100;
 /** Metrics an upload lists at most, over all its parts. */
 export const MAX_UPLOAD_METRICS = 250_000;
+/** The bodies of an upload's parts, in all: what one upload may keep in the database. */
+export const MAX_UPLOAD_BYTES = 256 * 1024 * 1024;
 /** Uploads an organization keeps open at once. */
 export const MAX_OPEN_UPLOADS = 5;
 /** How long an upload is kept unapplied. */
@@ -46,9 +48,15 @@ export class TooManyUploads extends Error {
   override readonly name = 'TooManyUploads';
 }
 
-/** A part would take the upload past MAX_UPLOAD_METRICS. */
+/** A part would take the upload past MAX_UPLOAD_METRICS metrics or MAX_UPLOAD_BYTES of bodies. */
 export class UploadTooLarge extends Error {
   override readonly name = 'UploadTooLarge';
+
+  constructor(readonly limit: 'metrics' | 'bytes') {
+    super(
+      `an upload holds at most ${limit === 'metrics' ? `${MAX_UPLOAD_METRICS} metrics` : `${MAX_UPLOAD_BYTES} bytes`}`,
+    );
+  }
 }
 
 export interface UploadPartSummary {
@@ -206,8 +214,8 @@ async function acrossParts(
 
 /**
  * Stores `document` as part `part` of the upload, replacing a part of that
- * number. RegistryError when it breaks a rule across the parts; nothing is
- * stored then.
+ * number. RegistryError when it breaks a rule across the parts, UploadTooLarge
+ * past the upload's bounds; nothing is stored then.
  */
 export async function storeUploadPart(
   prisma: PrismaClient,
@@ -215,6 +223,9 @@ export async function storeUploadPart(
   uploadId: string,
   part: number,
   document: RegistryDocument,
+  /** the bytes of the body it came in */
+  bytes: number,
+  limits: { metrics: number; bytes: number } = { metrics: MAX_UPLOAD_METRICS, bytes: MAX_UPLOAD_BYTES },
 ): Promise<UploadSummary> {
   await prisma.$transaction(
     async (tx) => {
@@ -226,12 +237,11 @@ export async function storeUploadPart(
       await tx.$executeRawUnsafe(`SET LOCAL statement_timeout = ${PART_TIMEOUT_MS}`);
       const problems = await acrossParts(tx, uploadId, part, document);
       if (problems.length > 0) throw new RegistryError(problems);
-      const [{ held = 0 } = {}] = await tx.$queryRaw<{ held: number }[]>`
-        SELECT coalesce(sum("metrics"), 0)::int AS "held" FROM "registry_upload_part"
-        WHERE "upload_id" = ${uploadId}::uuid AND "part" <> ${part}`;
-      if (held + document.metrics.length > MAX_UPLOAD_METRICS) {
-        throw new UploadTooLarge(`an upload lists at most ${MAX_UPLOAD_METRICS} metrics`);
-      }
+      const [{ metrics = 0, bytes: kept = 0 } = {}] = await tx.$queryRaw<{ metrics: number; bytes: number }[]>`
+        SELECT coalesce(sum("metrics"), 0)::int AS "metrics", coalesce(sum("bytes"), 0)::bigint::float8 AS "bytes"
+        FROM "registry_upload_part" WHERE "upload_id" = ${uploadId}::uuid AND "part" <> ${part}`;
+      if (metrics + document.metrics.length > limits.metrics) throw new UploadTooLarge('metrics');
+      if (kept + bytes > limits.bytes) throw new UploadTooLarge('bytes');
       await tx.$executeRaw`DELETE FROM "registry_upload_part" WHERE "upload_id" = ${uploadId}::uuid AND "part" = ${part}`;
       await tx.registryUploadPart.create({
         data: {
@@ -244,6 +254,7 @@ export async function storeUploadPart(
               ? undefined
               : (document.trustPolicy as Prisma.InputJsonObject),
           metrics: document.metrics.length,
+          bytes,
         },
       });
       await insertRows(tx, 'registry_upload_metric', entryRows(uploadId, part, document));

@@ -6,6 +6,9 @@
  * write nothing and keep the upload.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sweepOnce } from '../../src/changes/sweep.js';
+import { parseRegistryDocument } from '../../src/registry/document.js';
+import { createUpload, storeUploadPart, UPLOAD_TTL_MS, UploadTooLarge } from '../../src/registry/upload.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { lacks, POSTGRES } from '../helpers/needs.js';
 import { doc, docMetric, newTeamOrg, type RegistryDoc, storedInputs, storedKeys, type TeamOrg } from './support.js';
@@ -298,5 +301,43 @@ describe('an upload in parts', () => {
       release();
       await apply;
     }
+  });
+
+  it('refuses a part past the metrics or bytes an upload holds, keeping what it had', async () => {
+    const org = await newTeamOrg(prisma(), 'upload-bounds');
+    const { upload_id: id } = await createUpload(prisma(), org.id);
+    const parsed = (metrics: string[]) => {
+      const read = parseRegistryDocument(
+        doc(
+          org.slug,
+          metrics.map((key) => docMetric(key)),
+        ),
+      );
+      if (!read.ok) throw new Error('the test document is valid');
+      return read.document;
+    };
+    const limits = { metrics: 3, bytes: 1000 };
+    await storeUploadPart(prisma(), org.id, id, 1, parsed(['a', 'b']), 400, limits);
+    await expect(storeUploadPart(prisma(), org.id, id, 2, parsed(['c', 'd']), 400, limits)).rejects.toEqual(
+      new UploadTooLarge('metrics'),
+    );
+    await expect(storeUploadPart(prisma(), org.id, id, 2, parsed(['c']), 601, limits)).rejects.toEqual(
+      new UploadTooLarge('bytes'),
+    );
+    // Part 1 sent again counts once: its own metrics and bytes are replaced, not added.
+    const summary = await storeUploadPart(prisma(), org.id, id, 1, parsed(['a', 'b', 'c']), 1000, limits);
+    expect(summary).toMatchObject({ metrics: 3, parts: [{ part: 1, metrics: 3 }] });
+  });
+
+  it('is removed by the sweep once expired, with its parts', async () => {
+    const org = await newTeamOrg(prisma(), 'upload-expiry');
+    const opened = new Date(Date.now() - UPLOAD_TTL_MS - 60_000);
+    const { upload_id: id } = await createUpload(prisma(), org.id, opened);
+    expect((await send(org.token, 'GET', `/api/registry/uploads/${id}`)).status).toBe(404);
+    const kept = await openUpload(org);
+    await part(org, kept, 1, doc(org.slug, [docMetric('a')]));
+    await sweepOnce(prisma(), { intervalMs: 1, retentionDays: 30, trust: { staleValidationDays: 30 } });
+    expect(await prisma().registryUpload.findUnique({ where: { id } })).toBeNull();
+    expect((await send(org.token, 'GET', `/api/registry/uploads/${kept}`)).body?.data).toMatchObject({ metrics: 1 });
   });
 });

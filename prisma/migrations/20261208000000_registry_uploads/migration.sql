@@ -18,7 +18,8 @@ CREATE INDEX "registry_upload_org_id_expires_at_idx" ON "registry_upload"("org_i
 ALTER TABLE "registry_upload" ADD CONSTRAINT "registry_upload_org_id_fkey" FOREIGN KEY ("org_id") REFERENCES "organization"("id") ON DELETE CASCADE ON UPDATE CASCADE;
 
 -- One document of an upload, as its number: its source, its trust policy
--- (has_trust_policy: the document has one, which may be null) and its size.
+-- (has_trust_policy: the document has one, which may be null) and its size
+-- (its metrics, and the bytes of the body it came in).
 CREATE TABLE "registry_upload_part" (
     "upload_id" UUID NOT NULL,
     "part" INTEGER NOT NULL,
@@ -26,6 +27,7 @@ CREATE TABLE "registry_upload_part" (
     "has_trust_policy" BOOLEAN NOT NULL,
     "trust_policy" JSONB,
     "metrics" INTEGER NOT NULL,
+    "bytes" INTEGER NOT NULL,
     "received_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
 
     CONSTRAINT "registry_upload_part_pkey" PRIMARY KEY ("upload_id", "part")
