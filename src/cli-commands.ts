@@ -277,8 +277,13 @@ export async function runCli(argv: string[], deps: CliDeps): Promise<number> {
       allowPositionals: true,
       strict: true,
     });
-    if (positionals.length !== command.positionals) {
-      throw new UsageError(`expected ${command.positionals || 'no'} argument(s), got ${positionals.length}`);
+    const { min, max } =
+      typeof command.positionals === 'number'
+        ? { min: command.positionals, max: command.positionals }
+        : command.positionals;
+    if (positionals.length < min || positionals.length > max) {
+      const expected = min === max ? `${min || 'no'}` : `${min} to ${max}`;
+      throw new UsageError(`expected ${expected} argument(s), got ${positionals.length}`);
     }
     return (await command.run({ values: values as Values, positionals, prisma, deps })) ?? 0;
   } catch (error) {

@@ -16,10 +16,12 @@ import {
 import { createServiceToken, listServiceTokens, revokeServiceToken } from '../admin/service-tokens.js';
 import { addUser, ROLES } from '../admin/users.js';
 import { WRITE_SCOPES } from '../auth/service-token.js';
+import { formatIssuePath } from '../fixtures/schema.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { LifecycleStatus } from '../generated/prisma/enums.js';
 import { USAGE_WINDOW_DAYS } from '../metric/usage.js';
 import { type ApplyOutcome, applyRegistryDocument } from '../registry/apply.js';
+import { applyUpload } from '../registry/apply-upload.js';
 import { DEFAULT_SOURCE } from '../registry/document.js';
 import { hasImpact, type Impact } from '../registry/impact.js';
 import { ConflictsRefused } from '../registry/ownership.js';
@@ -29,6 +31,15 @@ import { RegistryError } from '../registry/registry-error.js';
 import { RemovalsNotAllowed } from '../registry/removals.js';
 import { readRegistrySource, type SourceOptions } from '../registry/source.js';
 import { detectFormat } from '../registry/text.js';
+import {
+  createUpload,
+  deleteUpload,
+  MAX_UPLOAD_BYTES,
+  MAX_UPLOAD_METRICS,
+  MAX_UPLOAD_PARTS,
+  storeUploadPart,
+  UploadTooLarge,
+} from '../registry/upload.js';
 import { parseValidationBatch, recordValidations } from '../registry/validations.js';
 import { checkRemotely } from './remote-check.js';
 import {
@@ -85,14 +96,7 @@ async function applySource(
   prisma: () => Promise<PrismaClient>,
   deps: CliDeps,
 ): Promise<number> {
-  const check = values.check === true;
-  const dryRun = check || values['dry-run'] === true;
-  const failOnImpact = values['fail-on-impact'] === true;
-  // A guard for CI's plan step: an apply that refused on impact would be a second, unreviewed plan.
-  if (failOnImpact && !dryRun) throw new UsageError('--fail-on-impact goes with --dry-run or --check');
-  const allowed = allowRemovals(values);
-  // Exit 1 means drift or impact to CI: a refused document is 2 then.
-  const rejectedCode = check || failOnImpact ? 2 : 1;
+  const { rejectedCode } = applyFlags(values);
   if (typeof values.url === 'string') return checkOnService(text, options, values, deps);
   const organization = await organizationOf(prisma, requiredString(values, 'org'), rejectedCode);
   const client = await prisma();
@@ -110,28 +114,63 @@ async function applySource(
   }
   let outcome: ApplyOutcome;
   try {
-    outcome = await applyRegistryDocument(client, organization.id, source.document, {
-      dryRun,
-      prune: values.prune === true,
-      forceConflicts: values['force-conflicts'] === true,
-      forceHint: FORCE_CONFLICTS_HINT,
-      refuseConflicts: check,
-      allowRemovals: allowed,
-      maxRemovals: deps.pruneMaxRemovals,
-      trust: trustPolicy(deps),
-    });
+    outcome = await applyRegistryDocument(client, organization.id, source.document, applyOptions(values, deps));
   } catch (error) {
-    // Conflicts are an error, never drift: exit 2.
-    if (error instanceof ConflictsRefused) throw new CommandRejected(CONFLICTS, error.lines(source.locate), 2);
-    if (error instanceof RegistryError) throw new CommandRejected(REJECTED, error.lines(source.locate), rejectedCode);
-    if (error instanceof RemovalsNotAllowed) {
-      const [why = '', ...keys] = error.lines(confirmRemovals);
-      throw new CommandRejected(why, keys, rejectedCode);
-    }
-    throw error;
+    throw refusal(error, source.locate, rejectedCode);
   }
+  return reportApply(outcome, organization.slug, values, deps);
+}
+
+/** The flags of an apply, checked, with the exit code of a refused document. */
+function applyFlags(values: Values): { rejectedCode: number } {
+  const check = values.check === true;
+  const failOnImpact = values['fail-on-impact'] === true;
+  // A guard for CI's plan step: an apply that refused on impact would be a second, unreviewed plan.
+  if (failOnImpact && !check && values['dry-run'] !== true) {
+    throw new UsageError('--fail-on-impact goes with --dry-run or --check');
+  }
+  allowRemovals(values);
+  // Exit 1 means drift or impact to CI: a refused document is 2 then.
+  return { rejectedCode: check || failOnImpact ? 2 : 1 };
+}
+
+/** The options of an apply as the command line asks for it. */
+function applyOptions(values: Values, deps: CliDeps) {
+  const check = values.check === true;
+  return {
+    dryRun: check || values['dry-run'] === true,
+    prune: values.prune === true,
+    forceConflicts: values['force-conflicts'] === true,
+    forceHint: FORCE_CONFLICTS_HINT,
+    refuseConflicts: check,
+    allowRemovals: allowRemovals(values),
+    maxRemovals: deps.pruneMaxRemovals,
+    trust: trustPolicy(deps),
+  };
+}
+
+/** An apply's refusal as the command's: conflicts are an error, never drift (exit 2). */
+function refusal(error: unknown, locate: (path: readonly PropertyKey[]) => string, rejectedCode: number): unknown {
+  if (error instanceof ConflictsRefused) return new CommandRejected(CONFLICTS, error.lines(locate), 2);
+  if (error instanceof RegistryError) return new CommandRejected(REJECTED, error.lines(locate), rejectedCode);
+  if (error instanceof RemovalsNotAllowed) {
+    const [why = '', ...keys] = error.lines(confirmRemovals);
+    return new CommandRejected(why, keys, rejectedCode);
+  }
+  return error;
+}
+
+/**
+ * Prints the plan, its impact and totals, and says the exit code: --check
+ * gives 1 on drift, --fail-on-impact 1 when a change has dependents or
+ * recent readers.
+ */
+function reportApply(outcome: ApplyOutcome, organization: string, values: Values, deps: CliDeps): number {
+  const check = values.check === true;
+  const dryRun = check || values['dry-run'] === true;
+  const failOnImpact = values['fail-on-impact'] === true;
   deps.out(
-    `Plan for organization ${organization.slug}${asSource(outcome.plan.source)}${dryRun ? ' (nothing written)' : ''}:`,
+    `Plan for organization ${organization}${asSource(outcome.plan.source)}${dryRun ? ' (nothing written)' : ''}:`,
   );
   printPlan(deps.out, outcome.plan.entries);
   printImpact(deps.out, outcome.impact);
@@ -154,6 +193,82 @@ async function applySource(
   }
   if (!dryRun) deps.out(outcome.applied ? 'Applied.' : 'Nothing to apply: the registry matches the document.');
   return failed ? 1 : 0;
+}
+
+/**
+ * Several registry documents applied as one (docs/registry.md, "Uploads in
+ * parts"): each file is read and checked, then kept as a part of an upload
+ * in the database, one file at a time; then the upload is applied (or
+ * planned) whole and removed. A problem is said at its file.
+ */
+async function applyParts(
+  files: readonly string[],
+  values: Values,
+  prisma: () => Promise<PrismaClient>,
+  deps: CliDeps,
+) {
+  const { rejectedCode } = applyFlags(values);
+  if (typeof values.url === 'string') throw new UsageError('--url takes one file');
+  const organization = await organizationOf(prisma, requiredString(values, 'org'), rejectedCode);
+  const client = await prisma();
+  const upload = await createUpload(client, organization.id);
+  try {
+    for (const [index, file] of files.entries()) {
+      const text = await readDocumentText(file, deps);
+      const source = readRegistrySource(text, {
+        format: 'registry',
+        syntax: detectFormat(text, file === '-' ? undefined : file),
+        organization: organization.slug,
+      });
+      const inFile = (lines: readonly string[]) => lines.map((line) => `${file}: ${line}`);
+      if (!source.ok) throw new CommandRejected(REJECTED, inFile(source.lines), rejectedCode);
+      const named = source.document.organization;
+      if (named !== organization.slug && named !== organization.id) {
+        throw new UsageError(`${file} is for organization "${named}", not ${organization.slug}`);
+      }
+      try {
+        await storeUploadPart(
+          client,
+          organization.id,
+          upload.upload_id,
+          index + 1,
+          source.document,
+          Buffer.byteLength(text),
+        );
+      } catch (error) {
+        if (error instanceof RegistryError)
+          throw new CommandRejected(REJECTED, inFile(error.lines(source.locate)), rejectedCode);
+        if (error instanceof UploadTooLarge) {
+          const bound =
+            error.limit === 'metrics' ? `${MAX_UPLOAD_METRICS} metrics` : `${MAX_UPLOAD_BYTES / 1024 / 1024} MiB`;
+          throw new CommandRejected(`${REJECTED} the files hold more than ${bound} in all`, [], rejectedCode);
+        }
+        throw error;
+      }
+    }
+    const source = sourceOption(values);
+    let outcome: ApplyOutcome;
+    try {
+      outcome = await applyUpload(client, organization.id, upload.upload_id, {
+        ...applyOptions(values, deps),
+        ...(source === undefined ? {} : { source }),
+      });
+    } catch (error) {
+      // parts[p] is the p-th file.
+      throw refusal(error, (path) => filePlace(files, path), rejectedCode);
+    }
+    return reportApply(outcome, organization.slug, values, deps);
+  } finally {
+    // Applied, the upload is gone already; planned or refused, it is not kept for a later command.
+    await deleteUpload(client, organization.id, upload.upload_id);
+  }
+}
+
+/** `parts[2].metrics[0].inputs[0]` as `b.yaml: metrics[0].inputs[0]` (the second file). */
+function filePlace(files: readonly string[], path: readonly PropertyKey[]): string {
+  const [head, part, ...rest] = path;
+  if (head !== 'parts' || typeof part !== 'number') return formatIssuePath(path);
+  return `${files[part - 1] ?? `part ${part}`}: ${formatIssuePath(rest)}`;
 }
 
 /** The plan's heading names its source unless it is the registry document's default. */
@@ -350,17 +465,21 @@ export const REGISTRY_COMMANDS: Record<string, Command> = {
     },
   },
   'registry:apply': {
-    usage: 'registry:apply --org ORG FILE [--dry-run] [--prune [--allow-removals N]] [--check] [--fail-on-impact]',
+    usage:
+      'registry:apply --org ORG FILE [FILE ...] [--dry-run] [--prune [--allow-removals N]] [--check] [--fail-on-impact]',
     summary:
-      'make the registry match a registry document (YAML or JSON; FILE - reads standard input) and print the plan ' +
+      'make the registry match a registry document (YAML or JSON; FILE - reads standard input), or several applied ' +
+      `as one (a registry of more than one document lists, up to ${MAX_UPLOAD_PARTS} files), and print the plan ` +
       'and its impact; --dry-run writes nothing; --check writes nothing and exits 0 when the registry matches the ' +
       'document, 1 when it differs, 2 when the document is refused; --fail-on-impact (with --dry-run or --check) ' +
       'exits 1 when a metric the plan removes, deprecates, supersedes or redefines has dependents or recent ' +
       'readers, 2 when the document is refused; a --prune removing more than PRUNE_MAX_REMOVALS ' +
       'metrics, or every metric, needs --allow-removals with at least its count (the dry run says it)',
     options: APPLY_OPTIONS,
-    positionals: 1,
-    async run({ values, positionals: [file = ''], prisma, deps }) {
+    positionals: { min: 1, max: MAX_UPLOAD_PARTS },
+    async run({ values, positionals, prisma, deps }) {
+      if (positionals.length > 1) return applyParts(positionals, values, prisma, deps);
+      const [file = ''] = positionals;
       const text = await readDocumentText(file, deps);
       const syntax = detectFormat(text, file === '-' ? undefined : file);
       return applySource(text, { format: 'registry', syntax }, values, prisma, deps);

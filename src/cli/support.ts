@@ -34,8 +34,8 @@ export interface Command {
   usage: string;
   summary: string;
   options: Options;
-  /** how many positional arguments the command takes */
-  positionals: number;
+  /** how many positional arguments the command takes: a number, or at least `min` and at most `max` */
+  positionals: number | { min: number; max: number };
   run(args: {
     values: Values;
     positionals: string[];

@@ -370,6 +370,50 @@ describe('registry:apply', () => {
   });
 });
 
+describe('registry:apply of several files, applied as one document', () => {
+  it('files that name each other: planned, applied, then the same again plans nothing; no upload is left', async () => {
+    const { slug } = await newOrg();
+    const first = file('first.yaml', stringify(document(slug, [metric('margin', { inputs: ['revenue', 'cost'] })])));
+    const second = file('second.json', JSON.stringify(document(slug, [metric('revenue'), metric('cost')])));
+    const dry = await ok(['registry:apply', '--org', slug, first, second, '--dry-run']);
+    expect(dry.out).toEqual([
+      `Plan for organization ${slug} (nothing written):`,
+      expect.stringMatching(planLine('created', 'margin')),
+      expect.stringMatching(planLine('created', 'revenue')),
+      expect.stringMatching(planLine('created', 'cost')),
+      'Totals: 3 created, 0 restored, 0 updated, 0 unchanged, 0 absent, 0 removed',
+    ]);
+    expect(await keysOf(slug)).toEqual([]);
+    const applied = await ok(['registry:apply', '--org', slug, first, second]);
+    expect(applied.out.at(-1)).toBe('Applied.');
+    expect(await keysOf(slug)).toEqual(['cost', 'margin', 'revenue']);
+    const again = await run(['registry:apply', '--org', slug, first, second, '--check']);
+    expect([again.code, again.out.at(-1)]).toEqual([0, 'No drift.']);
+    expect(await db.prisma.registryUpload.count({ where: { organization: { slug } } })).toBe(0);
+  });
+
+  it('a problem is said at its file, and nothing is written or kept', async () => {
+    const { slug } = await newOrg();
+    const first = file('a.yaml', stringify(document(slug, [metric('a', { inputs: ['nowhere'] })])));
+    const second = file('b.yaml', stringify(document(slug, [metric('b'), metric('a')])));
+    const duplicate = await run(['registry:apply', '--org', slug, first, second]);
+    expect(duplicate.code).toBe(1);
+    expect(duplicate.err).toContainEqual(
+      expect.stringMatching(
+        /b\.yaml: metrics\[1\]\.key \(line \d+, column \d+\): duplicate key "a": also parts\[1\]\.metrics\[0\]$/,
+      ),
+    );
+    const third = file('c.yaml', stringify(document(slug, [metric('c')])));
+    const missing = await run(['registry:apply', '--org', slug, first, third]);
+    expect(missing.code).toBe(1);
+    expect(missing.err).toContainEqual(
+      `  ${first}: metrics[0].inputs[0]: no metric with key "nowhere" in the document or the registry`,
+    );
+    expect(await keysOf(slug)).toEqual([]);
+    expect(await db.prisma.registryUpload.count({ where: { organization: { slug } } })).toBe(0);
+  });
+});
+
 describe('registry:apply --prune of many or every metric', () => {
   const everyOfTwo =
     'this prune would remove every metric of the organization (2); nothing was written. Review the plan (a dry run) and confirm with --allow-removals 2';
@@ -563,21 +607,30 @@ metrics:
     expect(result.code).toBe(2);
     expect(result.err).toEqual([
       'Error: --org is required',
-      'Usage: npm run cli -- registry:apply --org ORG FILE [--dry-run] [--prune [--allow-removals N]] [--check] [--fail-on-impact]',
+      'Usage: npm run cli -- registry:apply --org ORG FILE [FILE ...] [--dry-run] [--prune [--allow-removals N]] [--check] [--fail-on-impact]',
     ]);
     expect(await db.prisma.metric.count({ where: { key: 'no_org' } })).toBe(0);
   });
 
   it.each([
-    ['no FILE', ['registry:apply', '--org', 'x'], 'expected 1 argument(s), got 0'],
-    ['two FILEs', ['registry:apply', '--org', 'x', 'a.yaml', 'b.yaml'], 'expected 1 argument(s), got 2'],
+    ['no FILE', ['registry:apply', '--org', 'x'], 'expected 1 to 100 argument(s), got 0'],
+    [
+      '101 FILEs',
+      ['registry:apply', '--org', 'x', ...Array.from({ length: 101 }, (_, i) => `${i}.yaml`)],
+      'expected 1 to 100 argument(s), got 101',
+    ],
+    [
+      '--url with two FILEs',
+      ['registry:apply', '--org', 'x', '--check', '--url', 'http://x', 'a.yaml', 'b.yaml'],
+      '--url takes one file',
+    ],
     ['an unknown option', ['registry:apply', '--org', 'x', '--force', 'a.yaml'], "Unknown option '--force'"],
   ])('%s: usage, exit 2', async (_name, argv, message) => {
     const result = await run(argv);
     expect(result.code).toBe(2);
     expect(result.err[0]).toContain(message);
     expect(result.err[1]).toBe(
-      'Usage: npm run cli -- registry:apply --org ORG FILE [--dry-run] [--prune [--allow-removals N]] [--check] [--fail-on-impact]',
+      'Usage: npm run cli -- registry:apply --org ORG FILE [FILE ...] [--dry-run] [--prune [--allow-removals N]] [--check] [--fail-on-impact]',
     );
   });
 });
@@ -777,7 +830,7 @@ describe('help', () => {
       'tokens:create --org ORG --name NAME --scopes registry:write,validations:write',
       'tokens:list --org ORG',
       'tokens:revoke --org ORG --id TOKEN_ID',
-      'registry:apply --org ORG FILE [--dry-run] [--prune [--allow-removals N]] [--check]',
+      'registry:apply --org ORG FILE [FILE ...] [--dry-run] [--prune [--allow-removals N]] [--check]',
       'validation:record --org ORG --metric KEY --status passed|failed',
     ]) {
       expect(text).toContain(usage);
