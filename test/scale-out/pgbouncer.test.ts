@@ -2,10 +2,10 @@
  * Behind PgBouncer 1.18 in transaction mode (issue 29): 20 client
  * connections of the service over 2 server connections. With
  * DATABASE_POOL_MODE=transaction every route (REST list, detail, search,
- * conditional GET, GraphQL, MCP, an apply, validations) answers under
- * concurrent load and PgBouncer never opens a third server connection; in
- * the default session mode the same setup fails with prepared statement
- * errors, so the test can fail.
+ * conditional GET, GraphQL, MCP, an apply, an upload in parts, validations)
+ * answers under concurrent load and PgBouncer never opens a third server
+ * connection; in the default session mode the same setup fails with
+ * prepared statement errors, so the test can fail.
  */
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, InjectOptions } from 'fastify';
@@ -233,6 +233,28 @@ describe.skipIf(skip)('behind PgBouncer in transaction mode', () => {
         const res = await putRegistry(instance, doc(org.slug, metrics), { token: org.token });
         return { label: 'apply', status: res.statusCode, expected: 200, body: res.body };
       }),
+      // An upload in parts: its apply's temporary tables and SET LOCAL stay in one transaction.
+      (async () => {
+        const headers = { authorization: `Bearer ${org.token}` };
+        const opened = await instance.inject({ method: 'POST', url: '/api/registry/uploads', headers });
+        const id = opened.json().data.upload_id as string;
+        const parts = [
+          [docMetric('uploaded_total', { metric_type: 'derived', inputs: ['uploaded_base'] })],
+          [docMetric('uploaded_base', { relationships: [{ kind: 'related_to', target: 'uploaded_total' }] })],
+        ];
+        for (const [i, metrics] of parts.entries()) {
+          const sent = await instance.inject({
+            method: 'PUT',
+            url: `/api/registry/uploads/${id}/parts/${i + 1}`,
+            headers: { ...headers, 'content-type': 'application/json' },
+            payload: JSON.stringify(doc(org.slug, metrics)),
+          });
+          if (sent.statusCode !== 200)
+            return { label: 'upload part', status: sent.statusCode, expected: 200, body: sent.body };
+        }
+        const res = await instance.inject({ method: 'POST', url: `/api/registry/uploads/${id}/apply`, headers });
+        return { label: 'upload', status: res.statusCode, expected: 200, body: res.body };
+      })(),
       ...[1, 2, 3].map(async (round) => {
         const results = Array.from({ length: 10 }, (_, i) => ({
           metric_key: `metric_${i}`,
@@ -261,6 +283,10 @@ describe.skipIf(skip)('behind PgBouncer in transaction mode', () => {
     const graphqlErrors = outcomes.filter(({ label, body }) => label === 'graphql' && body.includes('"errors"'));
     expect(graphqlErrors).toEqual([]);
     expect(outcomes.length).toBeGreaterThan(300);
+    const uploaded = await database.prisma.metricInput.count({
+      where: { metric: { key: 'uploaded_total', orgId: org.id }, input: { key: 'uploaded_base' } },
+    });
+    expect(uploaded).toBe(1);
 
     // The 20 client connections were open at once, and PgBouncer never had more than 2 server connections.
     expect(peak.clients).toBeGreaterThan(SERVER_CONNECTIONS);
