@@ -134,8 +134,11 @@ export const errors = {
    * 422, the document's syntax was fine but it costs more than a read may spend; `within` names the limit.
    */
   /** GET /api/registry of an organization with more metrics than one document lists (src/registry/export.ts) */
-  exportTooLarge: (count: number) =>
-    plain(422, `The registry holds ${count} metrics, more than one document lists: export it by source`),
+  exportTooLarge: (count: number, parts: number) =>
+    plain(
+      422,
+      `The registry holds ${count} metrics, more than one document lists: export it by source, or in ${parts} parts (part=1 to ${parts})`,
+    ),
   documentNotRead: (within: string) =>
     plain(422, `The document could not be read within ${within}: send a smaller or simpler document`),
   /** every thread reading documents on this instance was busy for longer than a document may wait */

@@ -1,8 +1,9 @@
 /**
  * GET /api/registry: the caller's organization's registry as a registry
  * document (`format=registry`, the default) or an OSI document
- * (`format=osi`), JSON; `source=S` keeps the metrics that source created
- * (docs/registry.md#exporting-the-registry). Callers are those of
+ * (`format=osi`), JSON; `source=S` keeps the metrics that source created,
+ * `part=N` the N-th MAX_DOCUMENT_METRICS of them by key, a document of an
+ * upload in parts (docs/registry.md#exporting-the-registry). Callers are those of
  * PUT /api/registry: a service token with `registry:write` or a signed-in
  * admin or owner. A registry document is streamed a page of metrics at a
  * time; an OSI document, grouped by project, is built whole. Either holds
@@ -21,6 +22,7 @@ import {
   exportHead,
   exportRegistry,
   MAX_EXPORT_SOURCE_LENGTH,
+  NoSuchExportPart,
 } from '../registry/export.js';
 import { osiDocument } from '../registry/export-osi.js';
 import { type Query, rejectUnknownParameters } from '../rest/query.js';
@@ -32,7 +34,10 @@ export interface ExportRoutesDeps {
   access: AccessDeps;
 }
 
-export const EXPORT_PARAMETERS = ['format', 'source'] as const;
+export const EXPORT_PARAMETERS = ['format', 'source', 'part'] as const;
+
+/** The header of a registry document's export naming the parts it is in (docs/registry.md). */
+export const PARTS_HEADER = 'x-registry-parts';
 
 function exportOptions(request: FastifyRequest): { format: ExportFormat; options: ExportOptions } {
   const query = request.query as Record<string, unknown>;
@@ -46,7 +51,15 @@ function exportOptions(request: FastifyRequest): { format: ExportFormat; options
   ) {
     throw new HttpError(badRequest(`source must be 1 to ${MAX_EXPORT_SOURCE_LENGTH} characters`));
   }
-  return { format: format as ExportFormat, options: source === undefined ? {} : { source } };
+  const part = query.part;
+  if (part !== undefined && (typeof part !== 'string' || !/^\d{1,5}$/.test(part) || Number(part) < 1)) {
+    throw new HttpError(errors.invalidParameter('part', 'a whole number from 1'));
+  }
+  if (part !== undefined && format !== 'registry') throw new HttpError(badRequest('part goes with format=registry'));
+  return {
+    format: format as ExportFormat,
+    options: { ...(source === undefined ? {} : { source }), ...(part === undefined ? {} : { part: Number(part) }) },
+  };
 }
 
 /** The registry document as JSON text, its metrics a page at a time. */
@@ -84,10 +97,14 @@ export async function exportRoutes(app: FastifyInstance, deps: ExportRoutesDeps)
       try {
         reply.header('cache-control', 'no-store').type('application/json');
         if (format === 'osi') return osiDocument((await exportRegistry(access.prisma, orgId, options)).metrics);
-        const { count: _count, ...head } = await exportHead(access.prisma, orgId, options);
+        const { count: _count, parts, ...head } = await exportHead(access.prisma, orgId, options);
+        reply.header(PARTS_HEADER, String(parts));
         return reply.send(Readable.from(documentText(access, orgId, head, options)));
       } catch (error) {
-        if (error instanceof ExportTooLarge) throw new HttpError(errors.exportTooLarge(error.count));
+        if (error instanceof ExportTooLarge) throw new HttpError(errors.exportTooLarge(error.count, error.parts));
+        if (error instanceof NoSuchExportPart) {
+          throw new HttpError(errors.invalidParameter('part', `a whole number from 1 to ${error.parts}`));
+        }
         throw error;
       }
     },

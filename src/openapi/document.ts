@@ -622,7 +622,8 @@ function buildPaths() {
           'governance in each metric’s `METRIC_GOVERNANCE` extension). Applied back (`PUT /api/registry`, with ' +
           '`format=osi` for OSI), either plans nothing. A registry document is streamed a page of metrics at a ' +
           `time; an organization of more than ${MAX_DOCUMENT_METRICS} metrics (what one document lists) is 422: ` +
-          'export it by `source` (docs/registry.md).\n\n' +
+          'export it by `source`, or in parts (`part=1`, `2`, ...; `X-Registry-Parts` says how many), each a ' +
+          'document of an upload in parts (docs/registry.md).\n\n' +
           writerDescription('registry:write'),
         security: writer('registry:write'),
         parameters: [
@@ -637,17 +638,33 @@ function buildPaths() {
               `source for an import). 1 to ${MAX_EXPORT_SOURCE_LENGTH} characters.`,
             { type: 'string', minLength: 1, maxLength: MAX_EXPORT_SOURCE_LENGTH },
           ),
+          queryParameter(
+            'part',
+            `With \`format=registry\`: only the N-th ${MAX_DOCUMENT_METRICS} metrics in key order, the trust policy in ` +
+              'the first part only, so that the parts are the documents of an upload in parts ' +
+              '(`PUT /api/registry/uploads/{upload_id}/parts/{part}`). Parts are cut when each is read: a ' +
+              'registry changed between the requests may move a key across a boundary. Past the last part, or ' +
+              'not a whole number from 1, is 400.',
+            { type: 'integer', minimum: 1 },
+          ),
         ],
         responses: {
           '200': {
             description: 'The document (not wrapped in `data`): apply it back as it is.',
-            headers: rateLimitHeaders,
+            headers: {
+              ...rateLimitHeaders,
+              'X-Registry-Parts': {
+                description: `With \`format=registry\`: the parts of ${MAX_DOCUMENT_METRICS} metrics the export is in (\`part=\`).`,
+                schema: { type: 'integer', minimum: 1 },
+              },
+            },
             content: { 'application/json': { schema: { type: 'object', additionalProperties: true } } },
           },
           '400': errorResponse(
-            'A bad `format` or `source`, or an unknown query parameter.',
+            'A bad `format`, `source` or `part`, or an unknown query parameter.',
             rateLimitHeaders,
             badRequest('format must be one of registry, osi'),
+            errors.invalidParameter('part', 'a whole number from 1 to 5'),
             errors.unknownQueryParameter('page', [...EXPORT_PARAMETERS]),
           ),
           '401': ref('responses', 'WriterUnauthorized'),
@@ -655,7 +672,7 @@ function buildPaths() {
           '422': errorResponse(
             `More than ${MAX_DOCUMENT_METRICS} metrics to export.`,
             rateLimitHeaders,
-            errors.exportTooLarge(MAX_DOCUMENT_METRICS + 1),
+            errors.exportTooLarge(MAX_DOCUMENT_METRICS + 1, 2),
           ),
           '429': ref('responses', 'RateLimited'),
           '500': ref('responses', 'InternalError'),

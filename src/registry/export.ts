@@ -42,17 +42,42 @@ export interface ExportHead {
   trust_policy?: unknown;
   /** how many metrics the export holds */
   count: number;
+  /** the parts the export is in: MAX_DOCUMENT_METRICS metrics each, by key (at least 1) */
+  parts: number;
 }
 
 export interface ExportOptions {
   /** only the metrics this source created (metric.source) */
   source?: string;
+  /**
+   * Only this part (1, 2, ...) of the metrics in key order, MAX_DOCUMENT_METRICS
+   * each: the documents of an upload in parts (docs/registry.md). The trust
+   * policy is in the first part only, as an upload takes it from one part.
+   */
+  part?: number;
+  /** metrics a part holds; default MAX_DOCUMENT_METRICS, what one document lists */
+  partSize?: number;
 }
+
+const partSizeOf = (options: ExportOptions) => options.partSize ?? MAX_DOCUMENT_METRICS;
 
 /** An organization with more metrics than one document may list cannot be exported as one. */
 export class ExportTooLarge extends Error {
-  constructor(readonly count: number) {
-    super(`the registry holds ${count} metrics; a document lists at most ${MAX_DOCUMENT_METRICS}`);
+  constructor(
+    readonly count: number,
+    /** the parts it is exported in */
+    readonly parts: number,
+  ) {
+    super(
+      `the registry holds ${count} metrics; a document lists at most ${MAX_DOCUMENT_METRICS}: export it in ${parts} parts`,
+    );
+  }
+}
+
+/** A part past the export's last. */
+export class NoSuchExportPart extends Error {
+  constructor(readonly parts: number) {
+    super(`the export is in ${parts} part${parts === 1 ? '' : 's'}`);
   }
 }
 
@@ -139,46 +164,71 @@ export function exportedMetric(row: ExportedRow, emails: ReadonlyMap<string, str
 }
 
 /**
- * The head of the export of organization `orgId` (its slug, trust policy and
- * count of metrics); ExportTooLarge past MAX_DOCUMENT_METRICS.
+ * The head of the export of organization `orgId` (its slug, trust policy,
+ * count of metrics and parts); ExportTooLarge past MAX_DOCUMENT_METRICS
+ * without a part, NoSuchExportPart past the last part.
  */
 export async function exportHead(reader: Reader, orgId: string, options: ExportOptions = {}): Promise<ExportHead> {
   const organization = await reader.organization.findUniqueOrThrow({
     where: { id: orgId },
     select: { slug: true, trustPolicy: true },
   });
-  const count = await reader.metric.count({ where: { orgId, ...sourceFilter(options) } });
-  if (count > MAX_DOCUMENT_METRICS) throw new ExportTooLarge(count);
+  const total = await reader.metric.count({ where: { orgId, ...sourceFilter(options) } });
+  const size = partSizeOf(options);
+  const parts = Math.max(1, Math.ceil(total / size));
+  const { part } = options;
+  if (part === undefined && total > size) throw new ExportTooLarge(total, parts);
+  if (part !== undefined && part > parts) throw new NoSuchExportPart(parts);
+  const count = part === undefined ? total : Math.min(size, total - (part - 1) * size);
   return {
     organization: organization.slug,
-    ...(organization.trustPolicy === null ? {} : { trust_policy: organization.trustPolicy }),
+    ...(organization.trustPolicy === null || (part ?? 1) > 1 ? {} : { trust_policy: organization.trustPolicy }),
     count,
+    parts,
   };
 }
 
 const sourceFilter = (options: ExportOptions) => (options.source === undefined ? {} : { source: options.source });
 
-/** The organization's metrics as document entries, a page at a time in key order. */
+/** The key a part begins at (undefined: the first part, or past the last). */
+async function partStart(reader: Reader, orgId: string, options: ExportOptions): Promise<string | undefined> {
+  if ((options.part ?? 1) === 1) return undefined;
+  const [first] = await reader.metric.findMany({
+    where: { orgId, ...sourceFilter(options) },
+    select: { key: true },
+    orderBy: { key: 'asc' },
+    skip: ((options.part ?? 1) - 1) * partSizeOf(options),
+    take: 1,
+  });
+  return first?.key;
+}
+
+/** The organization's metrics (of the part asked for) as document entries, a page at a time in key order. */
 export async function* exportedMetrics(
   reader: Reader,
   orgId: string,
   options: ExportOptions = {},
 ): AsyncGenerator<ExportedMetric[]> {
-  let after: string | undefined;
-  for (;;) {
+  const start = await partStart(reader, orgId, options);
+  if ((options.part ?? 1) > 1 && start === undefined) return;
+  let left = options.part === undefined ? Number.POSITIVE_INFINITY : partSizeOf(options);
+  let from: { key: { gte: string } } | { key: { gt: string } } | object =
+    start === undefined ? {} : { key: { gte: start } };
+  while (left > 0) {
     const page: ExportedRow[] = await reader.metric.findMany({
-      where: { orgId, ...sourceFilter(options), ...(after === undefined ? {} : { key: { gt: after } }) },
+      where: { orgId, ...sourceFilter(options), ...from },
       include: exportInclude,
       orderBy: { key: 'asc' },
-      take: PAGE,
+      take: Math.min(PAGE, left),
     });
     if (page.length === 0) return;
     const approvers = [...new Set(page.flatMap((row) => row.approvals.flatMap((a) => a.approverUserId ?? [])))];
     const users = await reader.user.findMany({ where: { id: { in: approvers } }, select: { id: true, email: true } });
     const emails = new Map(users.map((user) => [user.id, user.email]));
     yield page.map((row) => exportedMetric(row, emails));
+    left -= page.length;
     if (page.length < PAGE) return;
-    after = page[page.length - 1]?.key;
+    from = { key: { gt: page[page.length - 1]?.key as string } };
   }
 }
 
@@ -188,7 +238,7 @@ export async function exportRegistry(
   orgId: string,
   options: ExportOptions = {},
 ): Promise<{ organization: string; trust_policy?: unknown; metrics: ExportedMetric[] }> {
-  const { count: _count, ...head } = await exportHead(reader, orgId, options);
+  const { count: _count, parts: _parts, ...head } = await exportHead(reader, orgId, options);
   const metrics: ExportedMetric[] = [];
   for await (const page of exportedMetrics(reader, orgId, options)) metrics.push(...page);
   return { ...head, metrics };

@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sweepOnce } from '../../src/changes/sweep.js';
 import { parseRegistryDocument } from '../../src/registry/document.js';
+import { ExportTooLarge, exportRegistry, NoSuchExportPart } from '../../src/registry/export.js';
 import { createUpload, storeUploadPart, UPLOAD_TTL_MS, UploadTooLarge } from '../../src/registry/upload.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { lacks, POSTGRES } from '../helpers/needs.js';
@@ -339,5 +340,58 @@ describe('an upload in parts', () => {
     await sweepOnce(prisma(), { intervalMs: 1, retentionDays: 30, trust: { staleValidationDays: 30 } });
     expect(await prisma().registryUpload.findUnique({ where: { id } })).toBeNull();
     expect((await send(org.token, 'GET', `/api/registry/uploads/${kept}`)).body?.data).toMatchObject({ metrics: 1 });
+  });
+
+  it('a registry exported in parts is uploaded back in those parts with nothing to change', async () => {
+    const org = await newTeamOrg(prisma(), 'upload-export');
+    const metrics = [
+      docMetric('e_total', { metric_type: 'derived', inputs: ['a_base', 'c_base'] }),
+      docMetric('a_base'),
+      docMetric('b_other', { relationships: [{ kind: 'related_to', target: 'e_total' }] }),
+      docMetric('c_base'),
+      docMetric('d_more'),
+    ];
+    const policy = { tier_3: { stale_after_days: 10 } };
+    expect(
+      (await send(org.token, 'PUT', '/api/registry', { ...doc(org.slug, metrics), trust_policy: policy })).status,
+    ).toBe(200);
+    const partSize = 2;
+    await expect(exportRegistry(prisma(), org.id, { partSize })).rejects.toEqual(new ExportTooLarge(5, 3));
+    await expect(exportRegistry(prisma(), org.id, { partSize, part: 4 })).rejects.toEqual(new NoSuchExportPart(3));
+    const parts = await Promise.all([1, 2, 3].map((n) => exportRegistry(prisma(), org.id, { partSize, part: n })));
+    expect(parts.map((p) => p.metrics.map((m) => m.key))).toEqual([
+      ['a_base', 'b_other'],
+      ['c_base', 'd_more'],
+      ['e_total'],
+    ]);
+    expect(parts.map((p) => p.trust_policy)).toEqual([policy, undefined, undefined]);
+
+    const id = await openUpload(org);
+    for (const [i, exported] of parts.entries()) {
+      expect((await part(org, id, i + 1, exported as unknown as RegistryDoc)).status).toBe(200);
+    }
+    const applied = await apply(org, id, 'prune=true');
+    expect(applied.body?.data).toMatchObject({ applied: false, trust_policy: 'unchanged', totals: { unchanged: 5 } });
+  });
+
+  it('GET /api/registry?part=N: the part, the count of parts in X-Registry-Parts, and 400 past the last', async () => {
+    const org = await newTeamOrg(prisma(), 'export-part');
+    await send(org.token, 'PUT', '/api/registry', doc(org.slug, [docMetric('a'), docMetric('b')]));
+    const get = (query: string) =>
+      fetch(`${base}/api/registry?${query}`, { headers: { authorization: `Bearer ${org.token}` } });
+    const first = await get('part=1');
+    expect(first.status).toBe(200);
+    expect(first.headers.get('x-registry-parts')).toBe('1');
+    expect(((await first.json()) as { metrics: { key: string }[] }).metrics.map((m) => m.key)).toEqual(['a', 'b']);
+    expect((await get('')).headers.get('x-registry-parts')).toBe('1');
+    for (const [query, error] of [
+      ['part=2', 'part must be a whole number from 1 to 1'],
+      ['part=0', 'part must be a whole number from 1'],
+      ['part=x', 'part must be a whole number from 1'],
+      ['part=1&format=osi', 'part goes with format=registry'],
+    ]) {
+      const res = await get(query as string);
+      expect([res.status, ((await res.json()) as { error: string }).error]).toEqual([400, error]);
+    }
   });
 });
