@@ -643,8 +643,9 @@ function buildPaths() {
             `With \`format=registry\`: only the N-th ${MAX_DOCUMENT_METRICS} metrics in key order, the trust policy in ` +
               'the first part only, so that the parts are the documents of an upload in parts ' +
               '(`PUT /api/registry/uploads/{upload_id}/parts/{part}`). Parts are cut when each is read: a ' +
-              'registry changed between the requests may move a key across a boundary. Past the last part, or ' +
-              'not a whole number from 1, is 400.',
+              'registry changed between the requests may move a key across a boundary (into two parts, or ' +
+              'none: a prune would then remove it), so export the parts while nothing else writes. Past the ' +
+              'last part, or not a whole number from 1, is 400.',
             { type: 'integer', minimum: 1 },
           ),
         ],
