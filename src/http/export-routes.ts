@@ -11,7 +11,6 @@
  */
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Principal } from '../context.js';
 import { badRequest, errors, HttpError } from '../errors.js';
 import {
   EXPORT_FORMATS,
@@ -28,7 +27,7 @@ import { osiDocument } from '../registry/export-osi.js';
 import { type Query, rejectUnknownParameters } from '../rest/query.js';
 import { clientErrorHandler } from './error-reply.js';
 import type { AccessDeps } from './request-auth.js';
-import { admitWriter } from './write-requests.js';
+import { admittedWriters, admitWriter } from './write-requests.js';
 
 export interface ExportRoutesDeps {
   access: AccessDeps;
@@ -81,17 +80,16 @@ async function* documentText(
 
 export async function exportRoutes(app: FastifyInstance, deps: ExportRoutesDeps) {
   const { access } = deps;
-  const principals = new WeakMap<FastifyRequest, Principal>();
+  const writers = admittedWriters();
   app.setErrorHandler(clientErrorHandler);
 
   app.get('/api/registry', {
     onRequest: async (request, reply) => {
-      principals.set(request, await admitWriter(access, request, reply, 'registry:write'));
+      writers.admit(request, await admitWriter(access, request, reply, 'registry:write'));
       rejectUnknownParameters(request.query as Query, EXPORT_PARAMETERS);
     },
     handler: async (request, reply) => {
-      const principal = principals.get(request);
-      if (!principal) throw new Error('export route reached without an admitted caller');
+      const principal = writers.of(request);
       const { format, options } = exportOptions(request);
       const orgId = principal.org.id;
       try {

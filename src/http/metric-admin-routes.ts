@@ -8,8 +8,7 @@
  * - GET /api/metrics/{id}/sources: which source created it and which owns
  *   each of its fields (docs/registry.md#sources).
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Principal } from '../context.js';
+import type { FastifyInstance } from 'fastify';
 import { errors, HttpError } from '../errors.js';
 import { readUsageReport } from '../metric/usage-report.js';
 import { ownersOf } from '../registry/ownership.js';
@@ -17,7 +16,7 @@ import { type Query, rejectUnknownParameters } from '../rest/query.js';
 import { isUuid } from '../uuid.js';
 import { clientErrorHandler } from './error-reply.js';
 import type { AccessDeps } from './request-auth.js';
-import { admitWriter } from './write-requests.js';
+import { admittedWriters, admitWriter } from './write-requests.js';
 
 export interface MetricAdminRoutesDeps {
   access: AccessDeps;
@@ -25,19 +24,18 @@ export interface MetricAdminRoutesDeps {
 
 export async function metricAdminRoutes(app: FastifyInstance, deps: MetricAdminRoutesDeps) {
   const { access } = deps;
-  const principals = new WeakMap<FastifyRequest, Principal>();
+  const writers = admittedWriters();
   app.setErrorHandler(clientErrorHandler);
 
   /** A GET of one metric of the caller's organization; `read` answers null for no such metric (404). */
   function metricRoute(path: string, read: (orgId: string, id: string) => Promise<unknown>) {
     app.get(`/api/metrics/:id/${path}`, {
       onRequest: async (request, reply) => {
-        principals.set(request, await admitWriter(access, request, reply, 'registry:write'));
+        writers.admit(request, await admitWriter(access, request, reply, 'registry:write'));
         rejectUnknownParameters(request.query as Query, []);
       },
       handler: async (request) => {
-        const principal = principals.get(request);
-        if (!principal) throw new Error(`${path} route reached without an admitted caller`);
+        const principal = writers.of(request);
         const { id } = request.params as { id: string };
         if (!isUuid(id)) throw new HttpError(errors.invalidMetricId);
         const data = await read(principal.org.id, id);

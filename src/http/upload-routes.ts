@@ -36,6 +36,7 @@ import {
   uploadSummary,
 } from '../registry/upload.js';
 import { type Query, rejectUnknownParameters } from '../rest/query.js';
+import { isUuid } from '../uuid.js';
 import { clientErrorHandler } from './error-reply.js';
 import { noteOrganizationWrite } from './request-auth.js';
 import {
@@ -65,12 +66,10 @@ export const UPLOAD_APPLY_PARAMETERS = [
   'check',
 ] as const;
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /** The upload named by the path; one that cannot be an id is not found, as an unknown one. */
 function uploadIdOf(request: FastifyRequest): string {
   const id = (request.params as { upload_id?: string }).upload_id ?? '';
-  if (!UUID.test(id)) throw new HttpError(errors.uploadNotFound);
+  if (!isUuid(id)) throw new HttpError(errors.uploadNotFound);
   return id.toLowerCase();
 }
 

@@ -247,6 +247,19 @@ const uploadIdParameter = {
   description: 'The id `POST /api/registry/uploads` answered.',
   schema: { type: 'string', format: 'uuid' },
 };
+/** What the upload routes without a body answer alike: a query parameter (they take none), their callers, the service's own. */
+const bareUploadResponses = (parameter: string) => ({
+  '400': errorResponse(
+    'A query parameter was sent (the route takes none).',
+    rateLimitHeaders,
+    errors.unknownQueryParameter(parameter, []),
+  ),
+  '401': ref('responses', 'WriterUnauthorized'),
+  '403': writerForbidden(''),
+  '429': ref('responses', 'RateLimited'),
+  '500': ref('responses', 'InternalError'),
+  '503': ref('responses', 'ServiceUnavailable'),
+});
 const uploadNotFound = errorResponse(
   'No open upload of this id in the caller’s organization (never opened, applied, deleted or expired).',
   rateLimitHeaders,
@@ -827,21 +840,12 @@ function buildPaths() {
             headers: rateLimitHeaders,
             ...json(schemaRef('RegistryUploadResponse')),
           },
-          '400': errorResponse(
-            'A query parameter was sent (the route takes none).',
-            rateLimitHeaders,
-            errors.unknownQueryParameter('prune', []),
-          ),
-          '401': ref('responses', 'WriterUnauthorized'),
-          '403': writerForbidden(''),
+          ...bareUploadResponses('prune'),
           '409': errorResponse(
             `The organization has ${MAX_OPEN_UPLOADS} uploads open: apply or delete one first.`,
             rateLimitHeaders,
             errors.tooManyUploads(MAX_OPEN_UPLOADS),
           ),
-          '429': ref('responses', 'RateLimited'),
-          '500': ref('responses', 'InternalError'),
-          '503': ref('responses', 'ServiceUnavailable'),
         },
       },
     },
@@ -859,17 +863,8 @@ function buildPaths() {
             headers: rateLimitHeaders,
             ...json(schemaRef('RegistryUploadResponse')),
           },
-          '400': errorResponse(
-            'A query parameter was sent (the route takes none).',
-            rateLimitHeaders,
-            errors.unknownQueryParameter('part', []),
-          ),
-          '401': ref('responses', 'WriterUnauthorized'),
-          '403': writerForbidden(''),
+          ...bareUploadResponses('part'),
           '404': uploadNotFound,
-          '429': ref('responses', 'RateLimited'),
-          '500': ref('responses', 'InternalError'),
-          '503': ref('responses', 'ServiceUnavailable'),
         },
       },
       delete: {
@@ -881,17 +876,8 @@ function buildPaths() {
         parameters: [uploadIdParameter],
         responses: {
           '204': { description: 'Dropped.', headers: rateLimitHeaders },
-          '400': errorResponse(
-            'A query parameter was sent (the route takes none).',
-            rateLimitHeaders,
-            errors.unknownQueryParameter('force', []),
-          ),
-          '401': ref('responses', 'WriterUnauthorized'),
-          '403': writerForbidden(''),
+          ...bareUploadResponses('force'),
           '404': uploadNotFound,
-          '429': ref('responses', 'RateLimited'),
-          '500': ref('responses', 'InternalError'),
-          '503': ref('responses', 'ServiceUnavailable'),
         },
       },
     },

@@ -135,25 +135,28 @@ export async function uploadParts(
   });
 }
 
+/** What the upload holds so far, read in `tx`. */
+async function readSummary(tx: Tx, orgId: string, uploadId: string): Promise<UploadSummary> {
+  const upload = await findUpload(tx, orgId, uploadId, { lock: false });
+  const parts = await uploadParts(tx, uploadId);
+  return {
+    upload_id: upload.id,
+    created_at: iso(upload.createdAt),
+    expires_at: iso(upload.expiresAt),
+    metrics: parts.reduce((sum, part) => sum + part.metrics, 0),
+    parts: parts.map((part) => ({
+      part: part.part,
+      source: part.source,
+      metrics: part.metrics,
+      trust_policy: part.hasTrustPolicy,
+      received_at: iso(part.receivedAt),
+    })),
+  };
+}
+
 /** What the upload holds so far. */
-export async function uploadSummary(prisma: PrismaClient, orgId: string, uploadId: string): Promise<UploadSummary> {
-  return prisma.$transaction(async (tx) => {
-    const upload = await findUpload(tx, orgId, uploadId, { lock: false });
-    const parts = await uploadParts(tx, uploadId);
-    return {
-      upload_id: upload.id,
-      created_at: iso(upload.createdAt),
-      expires_at: iso(upload.expiresAt),
-      metrics: parts.reduce((sum, part) => sum + part.metrics, 0),
-      parts: parts.map((part) => ({
-        part: part.part,
-        source: part.source,
-        metrics: part.metrics,
-        trust_policy: part.hasTrustPolicy,
-        received_at: iso(part.receivedAt),
-      })),
-    };
-  });
+export function uploadSummary(prisma: PrismaClient, orgId: string, uploadId: string): Promise<UploadSummary> {
+  return prisma.$transaction((tx) => readSummary(tx, orgId, uploadId));
 }
 
 /** Removes the upload; false when there was none. */
@@ -227,7 +230,7 @@ export async function storeUploadPart(
   bytes: number,
   limits: { metrics: number; bytes: number } = { metrics: MAX_UPLOAD_METRICS, bytes: MAX_UPLOAD_BYTES },
 ): Promise<UploadSummary> {
-  await prisma.$transaction(
+  return prisma.$transaction(
     async (tx) => {
       // Parts are stored as the organization's registry writes are, one at a time on any instance (the
       // write queue waits for its turn holding no connection), and under the upload's row lock.
@@ -258,10 +261,10 @@ export async function storeUploadPart(
         },
       });
       await insertRows(tx, 'registry_upload_metric', entryRows(uploadId, part, document));
+      return readSummary(tx, orgId, uploadId);
     },
     { timeout: 120_000, maxWait: 30_000 },
   );
-  return uploadSummary(prisma, orgId, uploadId);
 }
 
 /** A part's metrics as rows of `registry_upload_metric`, made as the insert reads them. */
