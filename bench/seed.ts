@@ -9,6 +9,7 @@ import { generateApiKey, generateSessionToken, hashSecret, keyPrefix } from '../
 import { markAllEvaluated } from '../src/changes/sweep.js';
 import { trustTransitions } from '../src/changes/trust-transitions.js';
 import { openDatabase } from '../src/db/client.js';
+import { lockRegistry } from '../src/db/registry-lock.js';
 import { DEFAULT_STALE_VALIDATION_DAYS } from '../src/metric/trust.js';
 
 export interface SeedResult {
@@ -240,6 +241,9 @@ export async function announceVerdicts(databaseUrl: string, orgIds: string[]): P
       const ids = (await database.prisma.metric.findMany({ where: { orgId }, select: { id: true } })).map((m) => m.id);
       await database.prisma.$transaction(
         async (tx) => {
+          // Under the registry lock, as the service's writers: a sweep of the running service evaluating
+          // the same new metrics would otherwise deadlock with this transaction (seen with 1,000 tenants).
+          await lockRegistry(tx, orgId);
           await trustTransitions(tx, orgId, ids, policy, now);
           // As the loader does: the service's sweep then evaluates the metrics whose evidence goes stale.
           await markAllEvaluated(tx, [orgId], policy.staleValidationDays);
