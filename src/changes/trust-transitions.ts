@@ -167,6 +167,7 @@ async function readAnnounced(tx: Tx, ids: readonly string[]): Promise<Map<string
  */
 async function announce(
   tx: Tx,
+  orgId: string,
   rows: readonly EvaluatedRow[],
   inputFacts: ReadonlyMap<string, InputFacts>,
   upstream: UpstreamTrust,
@@ -214,14 +215,15 @@ async function announce(
   }
   if (states.length) {
     await tx.$executeRawUnsafe(
-      `INSERT INTO metric_trust_state (metric_id, verdict, reasons, preferred_metric_id, untrusted_inputs, stale_at, evaluated_at)
-       SELECT s.metric_id, s.verdict, s.reasons, s.preferred_metric_id, s.untrusted_inputs, s.stale_at, $2::timestamptz
+      `INSERT INTO metric_trust_state (metric_id, org_id, verdict, reasons, preferred_metric_id, untrusted_inputs, stale_at, evaluated_at)
+       SELECT s.metric_id, $3::uuid, s.verdict, s.reasons, s.preferred_metric_id, s.untrusted_inputs, s.stale_at, $2::timestamptz
        FROM jsonb_populate_recordset(NULL::metric_trust_state, $1::jsonb) AS s
        ON CONFLICT (metric_id) DO UPDATE SET verdict = EXCLUDED.verdict, reasons = EXCLUDED.reasons,
          preferred_metric_id = EXCLUDED.preferred_metric_id, untrusted_inputs = EXCLUDED.untrusted_inputs,
          stale_at = EXCLUDED.stale_at, evaluated_at = EXCLUDED.evaluated_at`,
       JSON.stringify(states),
       now,
+      orgId,
     );
   }
   return { events, written: states.map((state) => state.metric_id) };
@@ -266,7 +268,7 @@ export async function trustTransitions(
       // A metric that is an input of another and evaluated itself has its facts read once, with the inputs.
       const statement = evaluation(orgId, { ids: page, held: page.filter((id) => inputFacts.has(id)) });
       const rows = await tx.$queryRawUnsafe<EvaluatedRow[]>(statement.sql, ...statement.parameters);
-      events.push(...(await announce(tx, rows, inputFacts, upstream, policy, now)).events);
+      events.push(...(await announce(tx, orgId, rows, inputFacts, upstream, policy, now)).events);
     }
     return events;
   });
@@ -309,7 +311,7 @@ async function pageTransitions(
   // The page's own metrics may be inputs of each other: worked out here, with the facts just read.
   const inputFacts = new Map(rows.map((row) => [row.id, { key: row.key, facts: trustPart.read(row) }]));
   const upstream = new UpstreamTrust(graph, inputFacts, policy, now, announced);
-  const { events, written } = await announce(tx, rows, inputFacts, upstream, policy, now);
+  const { events, written } = await announce(tx, orgId, rows, inputFacts, upstream, policy, now);
   return { events, written, last: rows.length < page.pageSize ? null : (rows.at(-1) as EvaluatedRow).id };
 }
 

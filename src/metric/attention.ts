@@ -3,8 +3,9 @@
  * verdicts as last announced (metric_trust_state: every write, and the trust
  * sweep for evidence that time made stale): failing or stale validation
  * evidence, open objections, a do_not_use verdict. One statement, at most
- * `limit` metrics of each kind (by name), each kind with its total, kept by
- * metrics_version (which every announced verdict moves).
+ * `limit` metrics of each kind (by name), each kind with its total (as the
+ * writes keep it, in metric_count), kept by metrics_version (which every
+ * announced verdict moves).
  */
 import { sql } from 'kysely';
 import { compile } from '../db/kysely.js';
@@ -34,11 +35,14 @@ function kindQuery(kind: AttentionKind, orgId: string, limit: number) {
       : kind === 'objections'
         ? sql`'open_objections' = ANY(ts.reasons)`
         : sql`ts.verdict = 'do_not_use'`;
-  // count(*) OVER () is computed before the LIMIT: the kind's total comes with its first rows.
+  // The kind's total as the writes keep it (metric_count). Its first metrics: with both organization
+  // conditions the planner either walks the names in order and stops at the limit (a common kind) or
+  // reads the kind's partial index and sorts what it finds (a rare one).
   return sql`(SELECT ${sql.lit(kind)} AS kind, m.id::text AS id, m.key, m.name, ts.verdict, ts.reasons,
-      count(*) OVER ()::int AS total
-    FROM metric_trust_state ts JOIN metric m ON m.id = ts.metric_id
-    WHERE m.org_id = ${orgId}::uuid AND ${condition}
+      (SELECT c.count::int FROM metric_count c
+        WHERE c.org_id = ${orgId}::uuid AND c.facet = 'attention' AND c.value = ${sql.lit(kind)}) AS total
+    FROM metric m JOIN metric_trust_state ts ON ts.metric_id = m.id
+    WHERE m.org_id = ${orgId}::uuid AND ts.org_id = ${orgId}::uuid AND ${condition}
     ORDER BY m.name, m.id LIMIT ${sql.lit(limit)})`;
 }
 

@@ -1,10 +1,10 @@
 /**
  * How an organization's metrics divide by lifecycle status, scope, domain,
  * owner team and announced trust verdict: the catalog's facets and the
- * organization's home. One aggregate statement (grouping sets over the
- * organization's metrics, the verdict as announced in metric_trust_state),
- * never a verdict computed per metric: at 10,000 metrics it reads each row
- * once, whatever the number of values.
+ * organization's home. Read from the counts the writes keep (table
+ * metric_count, kept by triggers on metric and metric_trust_state: see
+ * migration 20261209000000_metric_counts), never counted on a read: the
+ * read is the organization's few count rows, whatever its number of metrics.
  */
 import { sql } from 'kysely';
 import { compile } from '../db/kysely.js';
@@ -34,7 +34,8 @@ type FacetName = Exclude<keyof MetricFacets, 'total'>;
 interface FacetRow {
   /** the organization's metrics_version the counts are of (same snapshot) */
   version: string;
-  facet: FacetName;
+  /** null on the one row of an organization without metrics */
+  facet: FacetName | null;
   value: string | null;
   label: string | null;
   count: number;
@@ -50,27 +51,31 @@ export function metricFacets(reader: SqlReader, orgId: string, kept: KeptReads):
 }
 
 async function readFacets(reader: SqlReader, orgId: string) {
+  // The counts as the writes keep them (metric_count): a value counted 0 is skipped, and the metrics
+  // without an announced verdict are the total less those with one.
   const rows = await reader.query(
     compile(sql<FacetRow>`
-      SELECT (SELECT o.metrics_version::text FROM organization o WHERE o.id = ${orgId}::uuid) AS version,
-        CASE
-          WHEN GROUPING(m.lifecycle_status) = 0 THEN 'lifecycle'
-          WHEN GROUPING(m.scope) = 0 THEN 'scope'
-          WHEN GROUPING(m.domain_id) = 0 THEN 'domain'
-          WHEN GROUPING(m.owner_team) = 0 THEN 'ownerTeam'
-          ELSE 'trust' END AS facet,
-        coalesce(m.lifecycle_status::text, m.scope::text, m.domain_id::text, m.owner_team, ts.verdict) AS value,
-        coalesce(d.name, m.lifecycle_status::text, m.scope::text, m.owner_team, ts.verdict) AS label,
-        count(*)::int AS count
-      FROM metric m
-      LEFT JOIN domain d ON d.id = m.domain_id
-      LEFT JOIN metric_trust_state ts ON ts.metric_id = m.id
-      WHERE m.org_id = ${orgId}::uuid
-      GROUP BY GROUPING SETS ((m.lifecycle_status), (m.scope), (m.domain_id, d.name), (m.owner_team), (ts.verdict))
-      ORDER BY count DESC, label`),
+      SELECT o.metrics_version::text AS version, f.facet, f.value,
+        coalesce(d.name, f.value) AS label, f.count::int AS count
+      FROM organization o
+      LEFT JOIN LATERAL (
+        WITH counted AS (
+          SELECT c.facet, nullif(c.value, '') AS value, c.count FROM metric_count c
+          WHERE c.org_id = o.id AND c.facet <> 'attention' AND c.count > 0)
+        SELECT * FROM counted
+        UNION ALL
+        SELECT 'trust', NULL, t.count FROM (
+          SELECT sum(count) FILTER (WHERE facet = 'lifecycle') - coalesce(sum(count) FILTER (WHERE facet = 'trust'), 0) AS count
+          FROM counted) t
+        WHERE t.count > 0) f ON TRUE
+      LEFT JOIN domain d ON f.facet = 'domain' AND d.id = (CASE WHEN f.facet = 'domain' THEN f.value::uuid END)
+      WHERE o.id = ${orgId}::uuid
+      ORDER BY f.count DESC, label`),
   );
   const facets: MetricFacets = { lifecycle: [], scope: [], domain: [], ownerTeam: [], trust: [], total: 0 };
-  for (const row of rows) facets[row.facet].push({ value: row.value, label: row.label, count: row.count });
+  for (const row of rows) {
+    if (row.facet !== null) facets[row.facet].push({ value: row.value, label: row.label, count: row.count });
+  }
   facets.total = facets.lifecycle.reduce((sum, value) => sum + value.count, 0);
   return { value: facets, version: rows[0]?.version ?? null };
 }
