@@ -449,6 +449,7 @@ function entryHash(row: MetricRow, governance: Governance, source: string, field
 
 /** The registry's metrics by key, and the id of every key after the apply. */
 export interface RegistryIndex {
+  /** the stored metrics of the listed keys */
   stored: ReadonlyMap<string, StoredSummary>;
   /** a stored metric's id, a removed one's (it is restored), else the UUIDv5 of the organization and the key */
   ids: ReadonlyMap<string, string>;
@@ -460,7 +461,7 @@ export function registryIndex(state: RegistryState, listed: Iterable<string>): R
   for (const key of listed) {
     if (!ids.has(key)) ids.set(key, state.archived.get(key)?.id ?? uuidV5(state.orgId, key));
   }
-  return { stored: new Map(state.metrics.map((metric) => [metric.key, metric])), ids };
+  return { stored: state.listed, ids };
 }
 
 /** The stored inputs of the metrics that stay after the apply: a prune removes the source's unlisted ones. */

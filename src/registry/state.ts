@@ -1,7 +1,7 @@
 /**
  * What an apply compares a document with, read inside its transaction after
- * its lock: first the organization's metrics by key with the hash of the
- * entry each was last applied from, the removed metrics (src/registry/archive.ts)
+ * its lock: first the organization's metrics by key (the listed ones with
+ * the hash of the entry each was last applied from), the removed metrics (src/registry/archive.ts)
  * of the document's keys, its projects, domains, members and trust
  * policy, and (only when the document names any inputs) the inputs of the
  * metrics it does not list, for the cycle check; then, for the metrics whose
@@ -21,12 +21,17 @@ const metricInclude = {
 
 export type StoredMetric = Prisma.MetricGetPayload<{ include: typeof metricInclude }>;
 
-export interface StoredSummary {
+/** A metric of the organization, as every apply reads each of them (the plan's `absent` and `removed`, references). */
+export interface MetricSummary {
   id: string;
   key: string;
-  appliedHash: string | null;
   /** the source that created it: a prune of that source removes it */
   source: string;
+}
+
+/** A metric the document lists, with what its plan compares first. */
+export interface StoredSummary extends MetricSummary {
+  appliedHash: string | null;
   /** document field -> the source that set it (docs/registry.md#sources) */
   fieldSources: unknown;
 }
@@ -40,7 +45,10 @@ export interface ArchivedSummary {
 
 export interface RegistryState {
   orgId: string;
-  metrics: StoredSummary[];
+  /** every metric of the organization, by key */
+  metrics: MetricSummary[];
+  /** the stored metrics of the keys asked for, by key */
+  listed: Map<string, StoredSummary>;
   /** the removed metrics of the keys asked for, by key */
   archived: Map<string, ArchivedSummary>;
   /** project and domain ids by name (the oldest when a name repeats) */
@@ -92,11 +100,21 @@ export async function readRegistryState(
   keys: readonly string[],
   needs: StateNeeds = {},
 ): Promise<RegistryState> {
-  const metrics = await reader.metric.findMany({
-    where: { orgId },
-    select: { id: true, key: true, appliedHash: true, source: true, fieldSources: true },
-    orderBy: { key: 'asc' },
-  });
+  // Every metric's key, id and source; the hash and field sources of the listed ones only, so that
+  // a document of a few metrics reads little more than their keys of a large registry.
+  const rows = await reader.$queryRaw<(StoredSummary & { listed: boolean })[]>`
+    SELECT m."id"::text AS "id", m."key", m."source", l."key" IS NOT NULL AS "listed",
+      CASE WHEN l."key" IS NOT NULL THEN m."applied_hash" END AS "appliedHash",
+      CASE WHEN l."key" IS NOT NULL THEN m."field_sources" END AS "fieldSources"
+    FROM "metric" m LEFT JOIN unnest(${[...keys]}::text[]) AS l("key") ON l."key" = m."key"
+    WHERE m."org_id" = ${orgId}::uuid
+    ORDER BY m."key"`;
+  const metrics: MetricSummary[] = [];
+  const listed = new Map<string, StoredSummary>();
+  for (const { listed: isListed, appliedHash, fieldSources, ...metric } of rows) {
+    metrics.push(metric);
+    if (isListed) listed.set(metric.key, { ...metric, appliedHash, fieldSources });
+  }
   // By key, not the whole archive: a key found here is one the document lists again.
   const archived = await reader.$queryRaw<ArchivedSummary[]>`
     SELECT "metric_id"::text AS "id", "key", ("snapshot"->'metric'->>'created_at')::timestamptz AS "createdAt"
@@ -122,6 +140,7 @@ export async function readRegistryState(
   return {
     orgId,
     metrics,
+    listed,
     archived: new Map(archived.map((metric) => [metric.key, metric])),
     projects: byName(projects),
     domains: byName(domains),
