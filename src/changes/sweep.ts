@@ -15,12 +15,14 @@
  * claimed long before they are swept (and claimable again by another
  * instance meanwhile). Each page of an organization's sweep renews its claim,
  * so an organization whose own sweep outlasts the interval is not claimed
- * again while it runs (unless one page waits that long for the registry lock;
- * the pages of the two sweeps then take turns under it, and the second finds
- * the verdicts the first stored). Verdicts are evaluated where time can have
- * moved them (see sweepOrganization), not all of them every interval.
+ * again while it runs. A page only tries the registry lock: when a writer
+ * holds it (an apply of 100,000 metrics holds it for minutes), the sweep
+ * leaves that organization to the next interval rather than hold a pooled
+ * connection waiting, and the writer evaluates the verdicts its writes move
+ * itself. Verdicts are evaluated where time can have moved them (see
+ * sweepOrganization), not all of them every interval.
  */
-import { lockRegistry } from '../db/registry-lock.js';
+import { lockRegistry, RegistryLockBusy, registryWriterTurn } from '../db/registry-lock.js';
 import type { Prisma, PrismaClient } from '../generated/prisma/client.js';
 import type { TrustPolicy } from '../metric/trust.js';
 import { forgetOldUsage } from '../metric/usage.js';
@@ -38,6 +40,8 @@ export interface SweepOptions {
 
 export interface SweepOutcome {
   organizations: number;
+  /** organizations whose registry lock a writer held: left to the next interval */
+  busy: string[];
   events: number;
   /** organizations that got events (their waiters are woken) */
   changed: string[];
@@ -56,14 +60,22 @@ async function claimOrganization(prisma: PrismaClient, due: Date, claimedAt: Dat
   return row?.org_id ?? null;
 }
 
-/** A transaction of the sweep: under the registry lock, so that it takes turns with applies and validations. */
+/** How the sweep's transactions show while they hold the registry lock (src/db/registry-lock.ts). */
+const SWEEP_TURN = { label: 'trust sweep', locked: () => {} };
+
+/**
+ * A transaction of the sweep: under the registry lock, so that it takes turns with applies and
+ * validations. It tries the lock (RegistryLockBusy when a writer holds it) rather than wait for it.
+ */
 const sweepTransaction = <T>(prisma: PrismaClient, orgId: string, work: (tx: Prisma.TransactionClient) => Promise<T>) =>
-  prisma.$transaction(
-    async (tx) => {
-      await lockRegistry(tx, orgId);
-      return work(tx);
-    },
-    { timeout: 120_000, maxWait: 30_000 },
+  registryWriterTurn(SWEEP_TURN, () =>
+    prisma.$transaction(
+      async (tx) => {
+        await lockRegistry(tx, orgId);
+        return work(tx);
+      },
+      { timeout: 120_000, maxWait: 30_000 },
+    ),
   );
 
 /**
@@ -116,7 +128,7 @@ async function sweepOrganization(
   options: SweepOptions,
   now: Date,
   pass: { clock: () => Date; going: () => boolean },
-): Promise<{ recorded: number; stopped: boolean }> {
+): Promise<{ recorded: number; stopped: boolean; busy: boolean }> {
   const page = <T>(work: (tx: Prisma.TransactionClient) => Promise<T>) =>
     sweepTransaction(prisma, orgId, async (tx) => {
       if (!pass.going()) throw new SweepStopped();
@@ -129,10 +141,11 @@ async function sweepOrganization(
       recorded += events;
     });
   } catch (error) {
-    if (error instanceof SweepStopped) return { recorded, stopped: true };
+    if (error instanceof SweepStopped) return { recorded, stopped: true, busy: false };
+    if (error instanceof RegistryLockBusy) return { recorded, stopped: false, busy: true };
     throw error;
   }
-  return { recorded, stopped: false };
+  return { recorded, stopped: false, busy: false };
 }
 
 /** Thrown in a page of a stopping instance's sweep: it ends there. */
@@ -214,7 +227,7 @@ export async function sweepOnce(
 ): Promise<SweepOutcome> {
   await forgetExpiredSignIns(prisma, now);
   await prisma.$executeRaw`INSERT INTO change_feed (org_id) SELECT id FROM organization ON CONFLICT (org_id) DO NOTHING`;
-  const outcome: SweepOutcome = { organizations: 0, events: 0, changed: [] };
+  const outcome: SweepOutcome = { organizations: 0, busy: [], events: 0, changed: [] };
   // Due: not swept within a little less than the interval before this pass (an instance's timer
   // drifts, and a claim must not wait a whole interval more). What this pass claims is not due again
   // within it, however long it takes.
@@ -226,7 +239,8 @@ export async function sweepOnce(
     const orgId = going() ? await claimOrganization(prisma, due, clock()) : null;
     if (orgId === null) return outcome;
     outcome.organizations += 1;
-    const { recorded, stopped } = await sweepOrganization(prisma, orgId, options, now, { clock, going });
+    const { recorded, stopped, busy } = await sweepOrganization(prisma, orgId, options, now, { clock, going });
+    if (busy) outcome.busy.push(orgId);
     outcome.events += recorded;
     if (recorded) outcome.changed.push(orgId);
     if (stopped) return outcome;
