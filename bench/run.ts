@@ -237,7 +237,7 @@ async function main() {
         const { result, peakMb } = await withPeakRss(service.pid, () => load(service, route, duration));
         peakRssMb = Math.max(peakRssMb, peakMb);
         rr.service.push(result);
-        let line = `round ${r} ${route.padEnd(11)} service ${result.rps.toFixed(0)} rps p99 ${result.p99} ms`;
+        let line = `round ${r} ${route.padEnd(11)} service ${result.rps.toFixed(0)} rps p99 ${result.p99} ms peak RSS ${peakMb.toFixed(0)} MB`;
         for (const [peer, target] of peersFor(route)) {
           const f = await load(target, route, duration);
           rr[peer].push(f);
