@@ -31,10 +31,11 @@
 import { hash } from 'node:crypto';
 import { metricRow } from '../fixtures/rows.js';
 import type { FixtureMetric } from '../fixtures/schema.js';
-import { Prisma } from '../generated/prisma/client.js';
+import type { Prisma } from '../generated/prisma/client.js';
 import { BUSINESS_DEFINITION_COLUMNS } from '../metric/business-definition.js';
 import type { TrustPolicyDocument } from '../metric/trust-policy.js';
 import { uuidV5 } from '../uuid.js';
+import { canonical } from './canonical.js';
 import type { RegistryDocument, RegistryMetric } from './document.js';
 import { inputCycleProblems } from './input-cycles.js';
 import {
@@ -141,20 +142,6 @@ export const FIELD_COLUMNS: [string, (keyof MetricRow)[]][] = [
   ['governance', ['approverRole', 'approverUser', 'approvedAt', 'effectiveFrom', 'effectiveTo', 'nextReviewDate']],
   ['approval_state', ['approvalState']],
 ];
-
-/**
- * One spelling of a value for comparison: object members sorted (jsonb keeps
- * its own order), dates as ISO strings, SQL NULL as null.
- */
-function canonical(value: unknown): string {
-  return JSON.stringify(value, (_key, member: unknown) => {
-    if (member === Prisma.DbNull || member === Prisma.JsonNull) return null;
-    if (member !== null && typeof member === 'object' && !Array.isArray(member) && !(member instanceof Date)) {
-      return Object.fromEntries(Object.entries(member).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-    }
-    return member;
-  });
-}
 
 const sortedCanonical = (items: unknown[][]) => items.map((item) => canonical(item)).sort();
 const sameList = (a: string[], b: string[]) => a.length === b.length && a.every((item, i) => item === b[i]);
