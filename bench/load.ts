@@ -263,6 +263,8 @@ export interface LoadResult {
   rps: number;
   p50: number;
   p99: number;
+  /** the slowest thousandth's bound */
+  p999: number;
   requests: number;
   /** responses of a status the route does not expect: non-2xx, or for a `-304` route anything but its 304 */
   non2xx: number;
@@ -308,6 +310,7 @@ export async function runLoad(
     rps: result.requests.average,
     p50: result.latency.p50,
     p99: result.latency.p99,
+    p999: result.latency.p99_9,
     requests: result.requests.total,
     non2xx: unexpected,
     errors: result.errors + result.timeouts,

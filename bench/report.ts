@@ -22,6 +22,8 @@ export interface TargetFigures {
   rps: number;
   p50: number;
   p99: number;
+  /** the slowest thousandth's bound (median over rounds) */
+  p999: number;
   /** the server process's CPU (user + system) per request, ms (median over rounds) */
   cpuMsPerRequest: number | null;
   /** statements per request (median; the service's from Server-Timing, a peer's counted by the peer) */
@@ -69,6 +71,7 @@ export function summary(rs: LoadResult[], counts: number[] = []): TargetFigures 
     rps: Math.round(median(rs.map((r) => r.rps))),
     p50: median(rs.map((r) => r.p50)),
     p99: median(rs.map((r) => r.p99)),
+    p999: median(rs.map((r) => r.p999)),
     cpuMsPerRequest: cpuPerRequest(rs),
     // The median: the service's first request of a minute also carries the key's last_used_at write (see README).
     statements: counts.length ? median(counts) : null,
@@ -171,6 +174,7 @@ export function printReport(
     'rps',
     'p50',
     'p99',
+    'p99.9',
     'CPU/req',
     'SQL/req',
     'svc/peer rps',
@@ -193,6 +197,7 @@ export function printReport(
       String(r.service.rps),
       ms(r.service.p50),
       ms(r.service.p99),
+      ms(r.service.p999),
       ms(r.service.cpuMsPerRequest, 2),
       sql(r.service),
       '',
@@ -211,6 +216,7 @@ export function printReport(
         String(f.rps),
         ms(f.p50),
         ms(f.p99),
+        ms(f.p999),
         ms(f.cpuMsPerRequest, 2),
         sql(f),
         f.throughputRatio?.toFixed(2) ?? '-',
