@@ -3,8 +3,9 @@
  * (docs/catalog.md). Each reads with a bounded number of statements,
  * whatever the number of metrics: the catalog's page is one statement (the
  * API's list or search read, with the trust facts of its rows), its facets
- * one aggregate; the home's counts are that aggregate too, with one read
- * of the change feed and one of the metrics needing attention.
+ * one read of the counts the writes keep (src/metric/facets.ts); the home's
+ * counts are that read too, with one of the change feed and one of the
+ * metrics needing attention.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { listApiKeys } from '../../admin/api-keys.js';
