@@ -19,7 +19,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Principal } from '../context.js';
 import { errors, HttpError } from '../errors.js';
-import { applyUpload } from '../registry/apply-upload.js';
+import { applyUpload, UPLOAD_APPLY_TIMEOUT_MS } from '../registry/apply-upload.js';
 import { sourceName } from '../registry/document.js';
 import { REGISTRY_BODY_LIMIT } from '../registry/limits.js';
 import {
@@ -184,7 +184,8 @@ export async function uploadRoutes(app: FastifyInstance, deps: WriteRoutesDeps) 
   app.route({
     method: 'POST',
     url: '/api/registry/uploads/:upload_id/apply',
-    handlerTimeout: WRITE_DEADLINE_MS,
+    // A write's deadline (its turn in the write queue included), with an upload's longer apply on top.
+    handlerTimeout: WRITE_DEADLINE_MS + UPLOAD_APPLY_TIMEOUT_MS,
     onRequest: admit(UPLOAD_APPLY_PARAMETERS),
     handler: async (request) => {
       const principal = writers.of(request);

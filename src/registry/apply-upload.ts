@@ -51,7 +51,7 @@ import { RegistryError, type RegistryProblem } from './registry-error.js';
 import { checkRemovals, DEFAULT_PRUNE_MAX_REMOVALS, removalsToConfirm } from './removals.js';
 import { readRegistryState, readStoredMetrics } from './state.js';
 import { findUpload, type UploadChunk, uploadChunks, uploadLinks, uploadParts } from './upload.js';
-import { beginApply, type LinkTables, paced, readRemoved, TRANSACTION_OPTIONS, writePlan } from './write-plan.js';
+import { beginApply, type LinkTables, paced, readRemoved, transactionOptions, writePlan } from './write-plan.js';
 
 type Tx = Prisma.TransactionClient;
 
@@ -59,6 +59,14 @@ export interface UploadApplyOptions extends ApplyOptions {
   /** the source the upload is applied as, instead of its parts' */
   source?: string;
 }
+
+/**
+ * How long an upload's apply may take, its transaction and each statement: an
+ * upload lists up to MAX_UPLOAD_METRICS metrics, 12 times what one document
+ * may, and a first apply of 100,000 took 110 s on a quick machine and 188 s
+ * on a slow one (docs/performance.md), where a document's apply has 300 s.
+ */
+export const UPLOAD_APPLY_TIMEOUT_MS = 900_000;
 
 /** Problems an upload reports at most: past them the rest of it is not read. */
 export const MAX_UPLOAD_PROBLEMS = 1_000;
@@ -103,7 +111,7 @@ export async function applyUpload(
   const force = options.forceConflicts ?? false;
   const planOptions = { prune, now, forceConflicts: force };
   return prisma.$transaction(async (tx) => {
-    if (!dryRun) await beginApply(tx, orgId);
+    if (!dryRun) await beginApply(tx, orgId, UPLOAD_APPLY_TIMEOUT_MS);
     await findUpload(tx, orgId, uploadId, { lock: !dryRun, now });
     const parts = await uploadParts(tx, uploadId);
     if (parts.length === 0) throw new RegistryError([{ path: [], message: 'the upload has no parts yet' }]);
@@ -209,5 +217,5 @@ export async function applyUpload(
       allowRemovalsRequired: removalsToConfirm(removals, state, maxRemovals),
       impact,
     };
-  }, TRANSACTION_OPTIONS);
+  }, transactionOptions(UPLOAD_APPLY_TIMEOUT_MS));
 }

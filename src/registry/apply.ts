@@ -29,7 +29,7 @@ import { ConflictsRefused } from './ownership.js';
 import { desireDocument, metricsToCompare, type Plan, type PlanWrites, planApply } from './plan.js';
 import { checkRemovals, DEFAULT_PRUNE_MAX_REMOVALS, removalsToConfirm } from './removals.js';
 import { readRegistryState, readStoredMetrics } from './state.js';
-import { beginApply, readRemoved, TRANSACTION_OPTIONS, writePlan } from './write-plan.js';
+import { beginApply, readRemoved, transactionOptions, writePlan } from './write-plan.js';
 
 type Tx = Prisma.TransactionClient;
 
@@ -168,5 +168,5 @@ export async function applyRegistryDocument(
       ? await writeWithEvents(tx, plan, details, { now: planOptions.now, trust: options.trust })
       : 0;
     return { plan, applied, events, allowRemovalsRequired: removalsToConfirm(plan, state, maxRemovals), impact };
-  }, TRANSACTION_OPTIONS);
+  }, transactionOptions());
 }

@@ -29,18 +29,22 @@ export async function paced<T>(statement: () => Promise<T>): Promise<T> {
 }
 
 /** A large apply is many statements; the pool's statement_timeout is meant for reads. */
-const APPLY_TIMEOUT_MS = 300_000;
-/** Prisma's interactive transaction of an apply. */
-export const TRANSACTION_OPTIONS = { timeout: APPLY_TIMEOUT_MS, maxWait: 60_000 };
+export const APPLY_TIMEOUT_MS = 300_000;
+/** Prisma's interactive transaction of an apply that may take `timeoutMs`. */
+export const transactionOptions = (timeoutMs = APPLY_TIMEOUT_MS) => ({ timeout: timeoutMs, maxWait: 60_000 });
 
 /**
  * What a writing apply does first in its transaction: takes the
  * organization's registry lock, the apply's statement timeout, and marks its
  * writes as the apply's (they keep the applied_hash they set, see the migration).
  */
-export async function beginApply(tx: Prisma.TransactionClient, orgId: string): Promise<void> {
+export async function beginApply(
+  tx: Prisma.TransactionClient,
+  orgId: string,
+  timeoutMs = APPLY_TIMEOUT_MS,
+): Promise<void> {
   await lockRegistry(tx, orgId);
-  await tx.$executeRawUnsafe(`SET LOCAL statement_timeout = ${APPLY_TIMEOUT_MS}`);
+  await tx.$executeRawUnsafe(`SET LOCAL statement_timeout = ${timeoutMs}`);
   await tx.$executeRawUnsafe(`SET LOCAL registry.apply = 'on'`);
 }
 
