@@ -23,6 +23,7 @@
  * sweepOrganization), not all of them every interval.
  */
 import { lockRegistry, RegistryLockBusy, registryWriterTurn } from '../db/registry-lock.js';
+import { isLockTimeout } from '../db/unavailable.js';
 import type { Prisma, PrismaClient } from '../generated/prisma/client.js';
 import type { TrustPolicy } from '../metric/trust.js';
 import { forgetOldUsage } from '../metric/usage.js';
@@ -215,6 +216,29 @@ async function forgetExpiredSignIns(prisma: PrismaClient, now: Date): Promise<vo
   await prisma.$executeRaw`DELETE FROM login_link WHERE expires_at < ${now}`;
 }
 
+/** How long the sweep waits for a writer's uncommitted change_feed row before it leaves the rows to the next pass. */
+const FEED_ROWS_WAIT_MS = 1000;
+
+/**
+ * Gives each organization without a change_feed row one, so that it can be claimed. Rows that exist are
+ * never written here: one a writer has updated and not yet committed (an apply records its events in its
+ * transaction) would make the insert's conflict check wait for that writer, past the statement timeout
+ * during a long apply. A new organization's first writer inserts its row in its transaction: the insert
+ * waits for it at most FEED_ROWS_WAIT_MS, then leaves the missing rows to the next pass (that writer
+ * gives its organization its row when it commits).
+ */
+async function giveFeedRows(prisma: PrismaClient): Promise<void> {
+  try {
+    await prisma.$transaction(async (tx) => {
+      await tx.$executeRawUnsafe(`SET LOCAL lock_timeout = ${FEED_ROWS_WAIT_MS}`);
+      await tx.$executeRaw`INSERT INTO change_feed (org_id) SELECT o.id FROM organization o
+        WHERE NOT EXISTS (SELECT 1 FROM change_feed f WHERE f.org_id = o.id) ON CONFLICT (org_id) DO NOTHING`;
+    });
+  } catch (error) {
+    if (!isLockTimeout(error)) throw error;
+  }
+}
+
 /**
  * One sweep of every organization due, at `now`, one claimed at a time; `going` is asked before each
  * claim and each page (false: the instance is stopping, and leaves the rest to the others).
@@ -226,7 +250,7 @@ export async function sweepOnce(
   going: () => boolean = () => true,
 ): Promise<SweepOutcome> {
   await forgetExpiredSignIns(prisma, now);
-  await prisma.$executeRaw`INSERT INTO change_feed (org_id) SELECT id FROM organization ON CONFLICT (org_id) DO NOTHING`;
+  await giveFeedRows(prisma);
   const outcome: SweepOutcome = { organizations: 0, busy: [], events: 0, changed: [] };
   // Due: not swept within a little less than the interval before this pass (an instance's timer
   // drifts, and a claim must not wait a whole interval more). What this pass claims is not due again

@@ -70,17 +70,30 @@ function wrapped(candidate: Record<string, unknown>): unknown[] {
   return inner;
 }
 
-export function isDatabaseUnavailable(error: unknown): boolean {
+/** Whether `error` or one of its wrappings passes `test`. */
+function anyWrapping(error: unknown, test: (candidate: Record<string, unknown>) => boolean): boolean {
   let level: unknown[] = [error];
   for (let depth = 0; depth < MAX_DEPTH && level.length; depth++) {
     const next: unknown[] = [];
     for (const candidate of level) {
       if (!candidate || typeof candidate !== 'object') continue;
       const fields = candidate as Record<string, unknown>;
-      if (signalsUnavailable(fields)) return true;
+      if (test(fields)) return true;
       next.push(...wrapped(fields));
     }
     level = next;
   }
   return false;
+}
+
+export function isDatabaseUnavailable(error: unknown): boolean {
+  return anyWrapping(error, signalsUnavailable);
+}
+
+/**
+ * Whether a statement gave up waiting for a lock (SQLSTATE 55P03, past its
+ * `lock_timeout`): not an outage, and not the statement's fault either.
+ */
+export function isLockTimeout(error: unknown): boolean {
+  return anyWrapping(error, ({ code, originalCode }) => code === '55P03' || originalCode === '55P03');
 }

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOrganization } from '../../src/admin/organization.js';
 import { type SweepOptions, sweepOnce } from '../../src/changes/sweep.js';
 import { type Database, openDatabase } from '../../src/db/client.js';
+import type { Prisma } from '../../src/generated/prisma/client.js';
 import { createTestTarget } from '../helpers/database.js';
 import { lacks, POSTGRES } from '../helpers/needs.js';
 import { holdRegistryLock } from '../helpers/registry-lock.js';
@@ -116,5 +117,44 @@ describe.skipIf(lacks(POSTGRES))('instances sharing a sweep (PostgreSQL)', () =>
   it('a pass longer than the interval sweeps each organization once, then ends', async () => {
     const later = new Date(Date.now() + 16 * OPTIONS.intervalMs);
     expect((await sweepOnce(first.prisma, { ...OPTIONS, intervalMs: 1 }, later)).organizations).toBe(5);
+  });
+
+  it('a writer that has recorded events of its organization (its change feed row locked): no sweep statement waits for it', async () => {
+    const slugs = ['feed-held-a', 'feed-held-b'];
+    for (const slug of slugs) await createOrganization(first.prisma, { slug, name: slug });
+    const orgs = await first.prisma.organization.findMany({ where: { slug: { in: slugs } }, select: { id: true } });
+    const [heldId, otherId] = orgs.map((org) => org.id).sort();
+    if (!heldId || !otherId) throw new Error('no organizations');
+    const feed = async (orgId: string) => second.prisma.changeFeed.findUnique({ where: { orgId } });
+    let at = new Date(Date.now() + 20 * OPTIONS.intervalMs);
+    await sweepOnce(first.prisma, OPTIONS, at);
+    // As an apply does when it records its events (src/changes/record.ts), inside its transaction.
+    const recordEvents = (orgId: string) => (tx: Prisma.TransactionClient) =>
+      tx.$executeRaw`
+      INSERT INTO change_feed (org_id, last_seq) VALUES (${orgId}::uuid, 1)
+      ON CONFLICT (org_id) DO UPDATE SET last_seq = change_feed.last_seq + EXCLUDED.last_seq`;
+    let release = await holdRegistryLock(holder.prisma, heldId, 'registry:apply', recordEvents(heldId));
+    try {
+      // A statement waiting for the writer's row would hold the pass until the writer ends (or the statement timeout).
+      at = new Date(at.getTime() + 2 * OPTIONS.intervalMs);
+      await sweepOnce(first.prisma, OPTIONS, at);
+      expect((await feed(otherId))?.sweptAt?.getTime()).toBeGreaterThanOrEqual(at.getTime());
+    } finally {
+      await release();
+    }
+
+    // A new organization's first writer inserts its row: the pass still ends, and leaves that row to its writer.
+    const { id: newId } = await createOrganization(first.prisma, { slug: 'feed-held-new', name: 'feed-held-new' });
+    release = await holdRegistryLock(holder.prisma, newId, 'registry:apply', recordEvents(newId));
+    try {
+      at = new Date(at.getTime() + 2 * OPTIONS.intervalMs);
+      await sweepOnce(first.prisma, OPTIONS, at);
+      expect(await feed(newId)).toBeNull();
+    } finally {
+      await release();
+    }
+    at = new Date(at.getTime() + 2 * OPTIONS.intervalMs);
+    await sweepOnce(second.prisma, OPTIONS, at);
+    expect((await feed(newId))?.sweptAt?.getTime()).toBeGreaterThanOrEqual(at.getTime());
   });
 });
