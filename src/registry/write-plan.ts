@@ -29,7 +29,7 @@ export async function paced<T>(statement: () => Promise<T>): Promise<T> {
 }
 
 /** A large apply is many statements; the pool's statement_timeout is meant for reads. */
-export const APPLY_TIMEOUT_MS = 300_000;
+const APPLY_TIMEOUT_MS = 300_000;
 /** Prisma's interactive transaction of an apply that may take `timeoutMs`. */
 export const transactionOptions = (timeoutMs = APPLY_TIMEOUT_MS) => ({ timeout: timeoutMs, maxWait: 60_000 });
 
