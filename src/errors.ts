@@ -117,6 +117,14 @@ export const errors = {
     ),
     retryAfter,
   }),
+  /** a write's transaction ran out of its time (src/db/unavailable.ts, isOutOfTime): rolled back */
+  writeOutOfTime: {
+    ...plain(
+      503,
+      'The write did not finish within the time a write has, and was rolled back: nothing was written. Retry later, or send fewer metrics at once',
+    ),
+    retryAfter: 60,
+  },
   /** every connection registry writes may hold on this instance was held for longer than a write may wait */
   writesBusy: (retryAfter: number): ErrorResponse => ({
     ...plain(503, 'Registry writes are busy on this instance: retry shortly'),

@@ -97,3 +97,15 @@ export function isDatabaseUnavailable(error: unknown): boolean {
 export function isLockTimeout(error: unknown): boolean {
   return anyWrapping(error, ({ code, originalCode }) => code === '55P03' || originalCode === '55P03');
 }
+
+/**
+ * Whether a statement or a transaction ran out of its time: SQLSTATE 57014
+ * (canceled, at its `statement_timeout`) or Prisma's P2028 (an interactive
+ * transaction past its timeout, rolled back).
+ */
+export function isOutOfTime(error: unknown): boolean {
+  return anyWrapping(
+    error,
+    ({ code, originalCode }) => code === '57014' || originalCode === '57014' || code === 'P2028',
+  );
+}

@@ -7,6 +7,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { WriteScope } from '../auth/service-token.js';
 import type { Principal } from '../context.js';
+import { isOutOfTime } from '../db/unavailable.js';
 import { badRequest, documentProblems, errors, HttpError } from '../errors.js';
 import type { TrustPolicy } from '../metric/trust.js';
 import type { ApplyOptions, ApplyOutcome } from '../registry/apply.js';
@@ -85,12 +86,16 @@ export async function readBody<T>(reading: Promise<T>): Promise<T> {
   }
 }
 
-/** A writer that waited its turn for as long as it may. */
+/**
+ * A writer that waited its turn for as long as it may, or whose transaction
+ * ran out of its time (and was rolled back, writing nothing).
+ */
 export function busyResponse(error: unknown): unknown {
   if (error instanceof RegistryBusyError) {
     return new HttpError(errors.registryBusy(error.holder, error.since, error.retryAfterSeconds));
   }
   if (error instanceof WritesBusyError) return new HttpError(errors.writesBusy(error.retryAfterSeconds));
+  if (isOutOfTime(error)) return new HttpError(errors.writeOutOfTime);
   return error;
 }
 

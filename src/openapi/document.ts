@@ -195,10 +195,12 @@ const writeQueueResponses = {
   '503': errorResponse(
     'The connections this instance’s registry writes may hold were all held for longer than a write may wait, ' +
       'or its document reading thread was busy for longer than a body may wait for it (or as many bodies ' +
-      'waited already). Nothing is written. `Retry-After`: 1 to 60 s.',
+      'waited already), or the write ran out of the time a write has (5 minutes, 15 for an upload’s apply) and ' +
+      'was rolled back. Nothing is written. `Retry-After`: 1 to 60 s.',
     { ...rateLimitHeaders, 'Retry-After': ref('headers', 'Retry-After') },
     errors.writesBusy(1),
     errors.documentReadsBusy(4),
+    errors.writeOutOfTime,
   ),
 };
 
